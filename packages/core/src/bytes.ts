@@ -1,0 +1,73 @@
+const encoder = new TextEncoder()
+const strictDecoder = new TextDecoder('utf-8', { fatal: true })
+
+export function utf8(text: string): Uint8Array {
+  return encoder.encode(text)
+}
+
+/** Decodes UTF-8, throwing a `TypeError` on malformed input rather than inserting U+FFFD. */
+export function decodeUtf8(bytes: Uint8Array): string {
+  return strictDecoder.decode(bytes)
+}
+
+export function toBytes(body: string | Uint8Array): Uint8Array {
+  return typeof body === 'string' ? encoder.encode(body) : body
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
+
+export function toHex(bytes: Uint8Array): string {
+  let out = ''
+  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i] as number]
+  return out
+}
+
+/** Decodes hex of either case; `undefined` for odd lengths or any non-hex character. */
+export function fromHex(text: string): Uint8Array | undefined {
+  if (text.length % 2 !== 0) return undefined
+  const out = new Uint8Array(text.length / 2)
+  for (let i = 0; i < out.length; i++) {
+    const hi = hexValue(text.charCodeAt(2 * i))
+    const lo = hexValue(text.charCodeAt(2 * i + 1))
+    if (hi < 0 || lo < 0) return undefined
+    out[i] = (hi << 4) | lo
+  }
+  return out
+}
+
+function hexValue(code: number): number {
+  if (code >= 0x30 && code <= 0x39) return code - 0x30
+  const lower = code | 0x20
+  if (lower >= 0x61 && lower <= 0x66) return lower - 0x61 + 10
+  return -1
+}
+
+/** Standard base64, strict: `undefined` for any character outside the alphabet. */
+export function fromBase64(text: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 === 1) return undefined
+  let binary: string
+  try {
+    binary = atob(text)
+  } catch {
+    return undefined
+  }
+  const out = new Uint8Array(binary.length)
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i)
+  return out
+}
+
+export function toBase64(bytes: Uint8Array): string {
+  let binary = ''
+  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i] as number)
+  return btoa(binary)
+}
+
+export function toBase64Url(bytes: Uint8Array): string {
+  return toBase64(bytes).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+export function fromBase64Url(text: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined
+  const padded = text.replace(/-/g, '+').replace(/_/g, '/')
+  return fromBase64(padded + '='.repeat((4 - (padded.length % 4)) % 4))
+}

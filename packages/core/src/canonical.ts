@@ -1,0 +1,149 @@
+/**
+ * The text the service signs, built from the raw body bytes.
+ *
+ * The service's published signing code runs Java's `String.replaceAll("\\s+", "")` over Gson's
+ * output. Without flags Java's `\s` is exactly `[ \t\n\x0B\f\r]`: six ASCII bytes, which in UTF-8
+ * never occur inside a multi-byte sequence, so stripping them from the bytes is the same as
+ * stripping them from the decoded text, and the body never has to be decoded.
+ */
+
+/** 1 for the six bytes Java's `\s` matches. */
+const JAVA_WHITESPACE = new Uint8Array(256)
+for (const b of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]) JAVA_WHITESPACE[b] = 1
+
+/** 1 for ASCII bytes that JavaScript's or Python's `\s` removes on top of Java's six. */
+const EXTRA_ASCII_WHITESPACE = new Uint8Array(256)
+for (const b of [0x1c, 0x1d, 0x1e, 0x1f]) EXTRA_ASCII_WHITESPACE[b] = 1
+
+function indexOfJavaWhitespace(body: Uint8Array, from: number): number {
+  for (let i = from; i < body.length; i++) {
+    const b = body[i] as number
+    // Every whitespace byte is <= 0x20; compact JSON rarely has such bytes, so one compare
+    // usually settles it.
+    if (b <= 0x20 && JAVA_WHITESPACE[b] === 1) return i
+  }
+  return -1
+}
+
+/**
+ * Removes exactly what Java's `\s` matches. A body without such bytes is returned as is, not
+ * copied.
+ */
+export function stripJavaWhitespace(body: Uint8Array): Uint8Array {
+  const first = indexOfJavaWhitespace(body, 0)
+  if (first === -1) return body
+  const out = new Uint8Array(body.length - 1)
+  out.set(body.subarray(0, first))
+  let n = first
+  for (let i = first + 1; i < body.length; i++) {
+    const b = body[i] as number
+    if (b > 0x20 || JAVA_WHITESPACE[b] === 0) out[n++] = b
+  }
+  return out.subarray(0, n)
+}
+
+/**
+ * Length in bytes of a Unicode whitespace character (beyond Java's six) that starts at `i`, or 0.
+ * The set is the union of JavaScript's `\s` and Python's `\s`: U+001C–U+001F, U+0085, U+00A0,
+ * U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF.
+ */
+function extraWhitespaceAt(body: Uint8Array, i: number): number {
+  const b0 = body[i] as number
+  if (b0 < 0x80) return EXTRA_ASCII_WHITESPACE[b0] === 1 ? 1 : 0
+  const b1 = body[i + 1]
+  if (b0 === 0xc2) return b1 === 0x85 || b1 === 0xa0 ? 2 : 0
+  const b2 = body[i + 2]
+  switch (b0) {
+    case 0xe1:
+      return b1 === 0x9a && b2 === 0x80 ? 3 : 0
+    case 0xe2:
+      if (b1 === 0x80 && b2 !== undefined) {
+        return (b2 >= 0x80 && b2 <= 0x8a) || b2 === 0xa8 || b2 === 0xa9 || b2 === 0xaf ? 3 : 0
+      }
+      return b1 === 0x81 && b2 === 0x9f ? 3 : 0
+    case 0xe3:
+      return b1 === 0x80 && b2 === 0x80 ? 3 : 0
+    case 0xef:
+      return b1 === 0xbb && b2 === 0xbf ? 3 : 0
+    default:
+      return 0
+  }
+}
+
+/**
+ * Removes every Unicode whitespace character, what a sender that stripped with JavaScript's or
+ * Python's `\s` signed. `undefined` when the body holds no whitespace beyond Java's six, since
+ * the result would then equal {@link stripJavaWhitespace}'s and cost an HMAC for nothing.
+ */
+export function stripUnicodeWhitespace(body: Uint8Array): Uint8Array | undefined {
+  const out = new Uint8Array(body.length)
+  let n = 0
+  let extra = false
+  for (let i = 0; i < body.length; ) {
+    const b = body[i] as number
+    if (b <= 0x20 && JAVA_WHITESPACE[b] === 1) {
+      i++
+      continue
+    }
+    const skip = extraWhitespaceAt(body, i)
+    if (skip > 0) {
+      extra = true
+      i += skip
+      continue
+    }
+    out[n++] = b
+    i++
+  }
+  return extra ? out.subarray(0, n) : undefined
+}
+
+/** Gson's default HTML-safe escapes, as UTF-8 bytes of the six-character `\uXXXX` form. */
+const GSON_ESCAPES: ReadonlyMap<number, Uint8Array> = new Map(
+  [
+    [0x3c, '\\u003c'],
+    [0x3e, '\\u003e'],
+    [0x26, '\\u0026'],
+    [0x3d, '\\u003d'],
+    [0x27, '\\u0027'],
+  ].map(([byte, text]) => [byte as number, new TextEncoder().encode(text as string)]),
+)
+const U2028 = new TextEncoder().encode('\\u2028')
+const U2029 = new TextEncoder().encode('\\u2029')
+
+/**
+ * The body as Gson would have written it: `< > & = '` (and U+2028, U+2029) as `\uXXXX` escapes.
+ * Covers a sender that signed Gson's output but sent another serialiser's body. These characters
+ * can only stand inside JSON strings, where the escape means the same thing. `undefined` when the
+ * body holds none of them.
+ */
+export function escapeLikeGson(body: Uint8Array): Uint8Array | undefined {
+  let count = 0
+  for (let i = 0; i < body.length; i++) {
+    const b = body[i] as number
+    if (GSON_ESCAPES.has(b) || isLineSeparatorAt(body, i)) count++
+  }
+  if (count === 0) return undefined
+  const out = new Uint8Array(body.length + count * 5)
+  let n = 0
+  for (let i = 0; i < body.length; i++) {
+    const b = body[i] as number
+    const replacement = GSON_ESCAPES.get(b) ?? (isLineSeparatorAt(body, i) ? lineSeparatorEscape(body, i) : undefined)
+    if (replacement === undefined) {
+      out[n++] = b
+      continue
+    }
+    out.set(replacement, n)
+    n += replacement.length
+    // U+2028 and U+2029 are three bytes in UTF-8; the escape replaces all of them.
+    if (b === 0xe2) i += 2
+  }
+  return out.subarray(0, n)
+}
+
+function isLineSeparatorAt(body: Uint8Array, i: number): boolean {
+  return body[i] === 0xe2 && body[i + 1] === 0x80 && (body[i + 2] === 0xa8 || body[i + 2] === 0xa9)
+}
+
+function lineSeparatorEscape(body: Uint8Array, i: number): Uint8Array {
+  return body[i + 2] === 0xa8 ? U2028 : U2029
+}

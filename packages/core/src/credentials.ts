@@ -1,0 +1,22 @@
+import { utf8 } from './bytes.ts'
+import { timingSafeEqual } from './constant-time.ts'
+import { sha256 } from './hmac.ts'
+
+/**
+ * A secret string kept as its SHA-256 digest, compared against what a client presents.
+ *
+ * Hashing both sides first gives the constant-time comparison two 32-byte inputs, so neither the
+ * content nor the length of the configured secret shows in the response time.
+ */
+export class SecretDigest {
+  readonly #digest: Promise<Uint8Array>
+
+  constructor(secret: string) {
+    this.#digest = sha256(utf8(secret))
+  }
+
+  async matches(presented: string): Promise<boolean> {
+    const [actual, expected] = await Promise.all([sha256(utf8(presented)), this.#digest])
+    return timingSafeEqual(actual, expected)
+  }
+}

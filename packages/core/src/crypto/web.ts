@@ -1,0 +1,12 @@
+import type { CryptoBackend } from './types.ts'
+
+const HMAC_SHA256 = { name: 'HMAC', hash: 'SHA-256' } as const
+
+// TypeScript's DOM types want ArrayBuffer-backed views; ours always are, never shared memory.
+const source = (bytes: Uint8Array) => bytes as Uint8Array<ArrayBuffer>
+
+export const backend: CryptoBackend = {
+  importHmacKey: (secret) => crypto.subtle.importKey('raw', source(secret), HMAC_SHA256, false, ['sign']),
+  hmacSha256: async (key, data) => new Uint8Array(await crypto.subtle.sign('HMAC', key as CryptoKey, source(data))),
+  sha256: async (data) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(data))),
+}

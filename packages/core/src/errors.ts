@@ -1,0 +1,68 @@
+/** Every `error` code a receiver answers with, and its HTTP status. */
+export const ERROR_STATUS = {
+  missing_signature: 401,
+  invalid_signature: 401,
+  missing_credentials: 401,
+  invalid_credentials: 401,
+  missing_token: 401,
+  invalid_token: 401,
+  payload_too_large: 413,
+  unsupported_encoding: 415,
+  invalid_body: 400,
+  invalid_json: 400,
+  raw_body_unavailable: 500,
+  invalid_request: 400,
+  unsupported_grant_type: 400,
+  invalid_client: 401,
+  method_not_allowed: 405,
+} as const satisfies Record<string, number>
+
+export type WebhookErrorCode = keyof typeof ERROR_STATUS
+
+interface WebhookErrorInit {
+  /** Headers the answer must carry, such as `WWW-Authenticate`. */
+  headers?: Record<string, string>
+  cause?: unknown
+}
+
+/**
+ * A request hookguard refused: a stable `code`, its HTTP `status`, and a message safe to show the
+ * sender (it never holds a secret, credential, token or body).
+ *
+ * It follows the `http-errors` convention (`status`, `statusCode`, `expose`, `headers`), so
+ * Express's and Koa's error handlers answer it correctly when an adapter passes it on.
+ */
+export class WebhookError extends Error {
+  override readonly name = 'WebhookError'
+  readonly code: WebhookErrorCode
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  /** Safe to show the client: the message was written for it. */
+  readonly expose = true
+
+  constructor(code: WebhookErrorCode, message: string, init: WebhookErrorInit = {}) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause })
+    this.code = code
+    this.status = ERROR_STATUS[code]
+    this.headers = init.headers ?? {}
+  }
+
+  get statusCode(): number {
+    return this.status
+  }
+}
+
+/**
+ * For adapters: the body was consumed by something mounted earlier and no raw copy is left.
+ * `howToMount` is the framework's own fix, appended to the message.
+ */
+export function rawBodyUnavailable(howToMount: string): WebhookError {
+  return new WebhookError(
+    'raw_body_unavailable',
+    `The request body was read before hookguard could see its raw bytes, so it cannot be verified. ${howToMount}`,
+  )
+}
+
+export function payloadTooLarge(limit: number): WebhookError {
+  return new WebhookError('payload_too_large', `The request body is larger than the limit of ${limit} bytes.`)
+}

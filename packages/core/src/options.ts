@@ -1,0 +1,130 @@
+import type { WebhookRequest } from './request.ts'
+import { DEFAULT_SIGNATURE_HEADER } from './signature.ts'
+
+/** A value, or a function of the request that finds it (per-tenant lookups). */
+export type Resolvable<T> = T | ((req: WebhookRequest) => T | Promise<T>)
+
+export type WebhookAuth =
+  | {
+      mode: 'secret'
+      /** The signing secret; several while rotating (each is tried in turn). */
+      secret: Resolvable<string | readonly string[]>
+    }
+  | { mode: 'basic'; username: string; password: string; realm?: string }
+  | {
+      mode: 'basic'
+      verify: (username: string, password: string, req: WebhookRequest) => boolean | Promise<boolean>
+      realm?: string
+    }
+  | {
+      mode: 'oauth2'
+      appId: string
+      secret: string
+      /** Seconds a token lives; default 7200. */
+      tokenTtl?: number
+      /** Token signing keys: the first signs, all verify. Default: derived from `secret`. */
+      tokenKeys?: readonly string[]
+    }
+  | { mode: 'none' }
+
+export type WebhookMode = WebhookAuth['mode']
+
+export interface WebhookOptions {
+  auth: WebhookAuth
+  /** Largest body accepted, in bytes; default 1 MiB. */
+  maxBodySize?: number
+  /** Deepest nesting of objects and arrays accepted in the payload; default 1000. */
+  maxDepth?: number
+  /** Header carrying the signature in mode `secret`; default `X-Service-Hmac-Signature`. */
+  signatureHeader?: string
+  /** Milliseconds since the epoch, for token issue and expiry; default `Date.now`. For tests. */
+  clock?: () => number
+}
+
+export const DEFAULT_MAX_BODY_SIZE = 1_048_576
+export const DEFAULT_MAX_DEPTH = 1000
+export const DEFAULT_TOKEN_TTL = 7200
+export const DEFAULT_REALM = 'webhook'
+
+/** Options with every default filled in, checked once when a receiver is created. */
+export interface Settings {
+  auth: WebhookAuth
+  maxBodySize: number
+  maxDepth: number
+  signatureHeader: string
+  clock: () => number
+}
+
+function fail(message: string): never {
+  throw new TypeError(`@hookguard/core: ${message}`)
+}
+
+const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.length > 0
+
+function checkPositiveInteger(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) fail(`${name} must be a positive integer`)
+  return value
+}
+
+/** The secret list a `secret` option resolved to; throws when it is unusable. */
+export function checkSecrets(value: unknown): readonly string[] {
+  const list = typeof value === 'string' ? [value] : value
+  if (!Array.isArray(list) || list.length === 0 || !list.every(isNonEmptyString)) {
+    fail('auth.secret must be a non-empty string or a non-empty array of them')
+  }
+  return list
+}
+
+function checkAuth(auth: unknown): WebhookAuth {
+  if (typeof auth !== 'object' || auth === null) fail("options.auth is required, e.g. { mode: 'secret', secret }")
+  const a = auth as Record<string, unknown>
+  switch (a.mode) {
+    case 'secret':
+      if (typeof a.secret !== 'function') checkSecrets(a.secret)
+      break
+    case 'basic':
+      if (a.realm !== undefined && typeof a.realm !== 'string') fail('auth.realm must be a string')
+      if (typeof a.verify === 'function') {
+        if (a.username !== undefined || a.password !== undefined) fail('auth takes either username and password or verify, not both')
+      } else {
+        if (!isNonEmptyString(a.username) || a.username.includes(':')) {
+          fail('auth.username must be a non-empty string without a colon (RFC 7617), or pass auth.verify')
+        }
+        if (typeof a.password !== 'string') fail('auth.password must be a string')
+      }
+      break
+    case 'oauth2':
+      if (!isNonEmptyString(a.appId)) fail('auth.appId must be a non-empty string')
+      if (!isNonEmptyString(a.secret)) fail('auth.secret must be a non-empty string')
+      if (a.tokenTtl !== undefined) checkPositiveInteger(a.tokenTtl, 'auth.tokenTtl')
+      if (a.tokenKeys !== undefined && (!Array.isArray(a.tokenKeys) || a.tokenKeys.length === 0 || !a.tokenKeys.every(isNonEmptyString))) {
+        fail('auth.tokenKeys must be a non-empty array of non-empty strings')
+      }
+      break
+    case 'none':
+      break
+    default:
+      fail("auth.mode must be 'secret', 'basic', 'oauth2' or 'none'")
+  }
+  return auth as WebhookAuth
+}
+
+export function checkOptions(options: WebhookOptions): Settings {
+  if (typeof options !== 'object' || options === null) fail('options are required')
+  const {
+    auth,
+    maxBodySize = DEFAULT_MAX_BODY_SIZE,
+    maxDepth = DEFAULT_MAX_DEPTH,
+    signatureHeader = DEFAULT_SIGNATURE_HEADER,
+    clock = Date.now,
+  } = options
+  if (!isNonEmptyString(signatureHeader)) fail('signatureHeader must be a non-empty string')
+  if (typeof clock !== 'function') fail('clock must be a function returning milliseconds')
+  return {
+    auth: checkAuth(auth),
+    maxBodySize: checkPositiveInteger(maxBodySize, 'maxBodySize'),
+    maxDepth: checkPositiveInteger(maxDepth, 'maxDepth'),
+    signatureHeader,
+    clock,
+  }
+}

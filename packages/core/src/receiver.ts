@@ -1,0 +1,136 @@
+import { createAuthenticator } from './authenticate.ts'
+import { payloadTooLarge, WebhookError } from './errors.ts'
+import { parseJson } from './json.ts'
+import { checkOptions, type Settings, type WebhookMode, type WebhookOptions } from './options.ts'
+import { type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
+import { errorResponse, type WebhookResponse } from './response.ts'
+import { createTokenIssuer } from './token-endpoint.ts'
+
+/** A verified delivery, as the handler after the middleware sees it. */
+export interface WebhookDelivery<Payload = unknown> {
+  mode: WebhookMode
+  /** The parsed JSON body (the form's fields, for a token sent as a form field). */
+  payload: Payload
+  /** The bytes received. */
+  rawBody: Uint8Array
+}
+
+export type VerifyResult = { ok: true; delivery: WebhookDelivery } | { ok: false; error: WebhookError; response: WebhookResponse }
+
+export interface Receiver {
+  readonly mode: WebhookMode
+  /**
+   * The message receiving address. Resolves a verified delivery or the answer to send; rejects
+   * only when the application's own code (a resolver or a Basic `verify`) throws.
+   */
+  verify(request: IncomingRequest): Promise<VerifyResult>
+  /** The token acquisition address (mode `oauth2`): always resolves the answer to send. */
+  token(request: IncomingRequest): Promise<WebhookResponse>
+}
+
+/**
+ * What the receiver is for: `'webhook'` (the default) or `'token'`, which requires mode `oauth2`
+ * so that a token address mounted with the wrong settings fails at startup, not per request.
+ */
+export type ReceiverRole = 'webhook' | 'token'
+
+/**
+ * Builds the framework-agnostic receiver every adapter is made of. Options are checked here,
+ * once; a mistake throws a `TypeError` whose message starts with `@hookguard/core`.
+ *
+ * @example
+ * const receiver = createReceiver({ auth: { mode: 'secret', secret: process.env.WEBHOOK_SECRET! } })
+ * const result = await receiver.verify({ method: 'POST', url: '/hooks', headers, body })
+ * if (!result.ok) return new Response(result.response.body, result.response)
+ */
+export function createReceiver(options: WebhookOptions, role: ReceiverRole = 'webhook'): Receiver {
+  const settings = checkOptions(options)
+  const { auth, maxDepth } = settings
+  if (role === 'token' && auth.mode !== 'oauth2') {
+    throw new TypeError(`@hookguard/core: a token endpoint needs auth.mode 'oauth2', not '${auth.mode}'`)
+  }
+  const authenticate = createAuthenticator(settings)
+  const issue = auth.mode === 'oauth2' ? createTokenIssuer(auth, settings) : undefined
+
+  return {
+    mode: auth.mode,
+
+    async verify(incoming) {
+      const req = toWebhookRequest(incoming)
+      const readBody = bodyReader(incoming, req, settings)
+      try {
+        // Authentication always comes first: a body that fails it is never parsed or handed on.
+        const authenticated = await authenticate(req, readBody)
+        const rawBody = await readBody()
+        let payload: unknown
+        if (authenticated !== undefined) {
+          payload = authenticated.payload
+        } else {
+          const parsed = parseJson(rawBody, maxDepth)
+          if (parsed === undefined) {
+            throw new WebhookError('invalid_json', `The body is not JSON, or nests deeper than ${maxDepth} levels.`)
+          }
+          payload = parsed.value
+        }
+        return { ok: true, delivery: { mode: auth.mode, payload, rawBody } }
+      } catch (error) {
+        if (error instanceof WebhookError) return { ok: false, error, response: errorResponse(error) }
+        throw error
+      }
+    },
+
+    async token(incoming) {
+      if (issue === undefined) {
+        return errorResponse(new WebhookError('method_not_allowed', 'This address issues no tokens.'))
+      }
+      const req = toWebhookRequest(incoming)
+      try {
+        return await issue(req, bodyReader(incoming, req, settings))
+      } catch (error) {
+        if (error instanceof WebhookError) return errorResponse(error)
+        throw error
+      }
+    },
+  }
+}
+
+/**
+ * Reads the body at most once, refusing before any byte is read when the headers already say
+ * it is too large or compressed.
+ */
+function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySize }: Settings): () => Promise<Uint8Array> {
+  let body: Promise<Uint8Array> | undefined
+  return () => {
+    body ??= read()
+    return body
+  }
+
+  async function read(): Promise<Uint8Array> {
+    const encoding = req.header('content-encoding')
+    // The signature is over the bytes the service sent; inflating would need its own limit
+    // against decompression bombs, and the service never compresses.
+    if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') {
+      throw new WebhookError('unsupported_encoding', 'Compressed bodies are not accepted; send the body uncompressed.')
+    }
+    const declared = Number(req.header('content-length'))
+    if (declared > maxBodySize) throw payloadTooLarge(maxBodySize)
+    if (incoming.body instanceof Uint8Array) {
+      if (incoming.body.byteLength > maxBodySize) throw payloadTooLarge(maxBodySize)
+      return incoming.body
+    }
+    try {
+      return await incoming.body(maxBodySize)
+    } catch (error) {
+      throw bodyReadFailure(error, maxBodySize)
+    }
+  }
+}
+
+/** Maps a body reader's failure; readers that follow `http-errors` (raw-body) say 413 by status. */
+function bodyReadFailure(error: unknown, maxBodySize: number): WebhookError {
+  if (error instanceof WebhookError) return error
+  const status =
+    (error as { status?: unknown; statusCode?: unknown } | null)?.status ?? (error as { statusCode?: unknown } | null)?.statusCode
+  if (status === 413) return payloadTooLarge(maxBodySize)
+  return new WebhookError('invalid_body', 'The request body could not be read in full.', { cause: error })
+}
