@@ -16,6 +16,8 @@ const common = {
   sourcemap: true,
   splitting: false,
   treeshake: true,
+  // Deno and Workers resolve Node built-ins only by their `node:` names.
+  removeNodeProtocol: false,
   tsconfig: '../../tsconfig.base.json',
 } satisfies Options
 

@@ -1,0 +1,100 @@
+import { escapeLikeGson, stripJavaWhitespace, stripUnicodeWhitespace } from '@hookguard/core'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+
+const encode = (text: string) => new TextEncoder().encode(text)
+const decode = (bytes: Uint8Array) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes)
+
+/** What Java's `String.replaceAll("\\s+", "")` leaves, written out character by character. */
+const javaReplaceAll = (text: string) =>
+  [...text].filter((c) => !(c === ' ' || c === '\t' || c === '\n' || c === '\x0B' || c === '\f' || c === '\r')).join('')
+
+// Strings drawn from whitespace of every kind, JSON punctuation, ASCII, CJK and astral characters.
+const tricky = fc.string({
+  unit: fc.oneof(
+    fc.constantFrom(' ', '\t', '\n', '\x0B', '\f', '\r', '\u00A0', '\u3000', '\u2028', '\u2029', '\uFEFF', '\u1680', '\u0085'),
+    fc.constantFrom('{', '}', '"', '\\', ':', ',', '<', '>', '&', '=', "'"),
+    fc.string({ unit: 'grapheme', maxLength: 1 }),
+  ),
+})
+
+describe('stripJavaWhitespace', () => {
+  it('removes space, tab, line feed, vertical tab, form feed and carriage return', () => {
+    expect(decode(stripJavaWhitespace(encode('{ "a" :\t1,\n"b":\x0B2\f,\r"c": "x y" }')))).toBe('{"a":1,"b":2,"c":"xy"}')
+  })
+
+  it('keeps a full-width space (U+3000) and a no-break space (U+00A0)', () => {
+    expect(decode(stripJavaWhitespace(encode('"李\u3000雷 12\u00A0Rue"')))).toBe('"李\u3000雷12\u00A0Rue"')
+  })
+
+  it('keeps the two-character escapes \\t and \\n, which are not whitespace bytes', () => {
+    expect(decode(stripJavaWhitespace(encode('"a\\tb\\nc"')))).toBe('"a\\tb\\nc"')
+  })
+
+  it('returns the very same array, not a copy, when there is nothing to remove', () => {
+    const body = encode('{"compact":true}')
+    expect(stripJavaWhitespace(body)).toBe(body)
+  })
+
+  it("removes exactly the characters Java's \\s matches, for any text", () => {
+    fc.assert(
+      fc.property(tricky, (text) => {
+        expect(decode(stripJavaWhitespace(encode(text)))).toBe(javaReplaceAll(text))
+      }),
+    )
+  })
+
+  it('is idempotent', () => {
+    fc.assert(
+      fc.property(tricky, (text) => {
+        const once = stripJavaWhitespace(encode(text))
+        expect(stripJavaWhitespace(once)).toEqual(once)
+      }),
+    )
+  })
+})
+
+describe('stripUnicodeWhitespace', () => {
+  it("removes what JavaScript's and Python's \\s remove, U+3000 and U+00A0 among them", () => {
+    expect(decode(stripUnicodeWhitespace(encode('"李\u3000雷 x\u00A0y\u2028z\uFEFF\u0085\u1680\u205F"')) as Uint8Array)).toBe('"李雷xyz"')
+  })
+
+  it('answers undefined when the body holds no whitespace beyond Java’s, so no HMAC is spent on it', () => {
+    expect(stripUnicodeWhitespace(encode('{ "a": "b c" }'))).toBeUndefined()
+  })
+
+  it('matches a JavaScript \\s strip for any text that has extra whitespace', () => {
+    fc.assert(
+      fc.property(tricky, (text) => {
+        const result = stripUnicodeWhitespace(encode(text))
+        const js = text.replace(/[\s\u0085\u001C-\u001F]/g, '')
+        if (result === undefined) expect(js).toBe(javaReplaceAll(text))
+        else expect(decode(result)).toBe(js)
+      }),
+    )
+  })
+})
+
+describe('escapeLikeGson', () => {
+  it("writes < > & = ' as Gson's \\u escapes", () => {
+    expect(decode(escapeLikeGson(encode(`"<b>&a='1'"`)) as Uint8Array)).toBe('"\\u003cb\\u003e\\u0026a\\u003d\\u00271\\u0027"')
+  })
+
+  it('escapes U+2028 and U+2029 as Gson does', () => {
+    expect(decode(escapeLikeGson(encode('"a\u2028b\u2029"')) as Uint8Array)).toBe('"a\\u2028b\\u2029"')
+  })
+
+  it('answers undefined when there is nothing to escape', () => {
+    expect(escapeLikeGson(encode('{"plain":"text"}'))).toBeUndefined()
+  })
+
+  it('produces what JSON.parse reads back as the same value', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = encode(JSON.stringify(value))
+        const escaped = escapeLikeGson(text)
+        if (escaped !== undefined) expect(JSON.parse(decode(escaped))).toEqual(JSON.parse(decode(text)))
+      }),
+    )
+  })
+})

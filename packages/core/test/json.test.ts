@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import { nestsDeeperThan, parseJson } from '../src/json.ts'
+
+const encode = (text: string) => new TextEncoder().encode(text)
+
+describe('parseJson', () => {
+  it('parses UTF-8 JSON', () => {
+    expect(parseJson(encode('{"名":"值","n":[1,2.5]}'), 1000)).toEqual({ value: { 名: '值', n: [1, 2.5] } })
+  })
+
+  for (const [label, body] of [
+    ['empty', new Uint8Array()],
+    ['not JSON', encode('event=ping')],
+    ['truncated', encode('{"a":')],
+    ['not UTF-8', new Uint8Array([0x22, 0xff, 0x22])],
+  ] as const) {
+    it(`refuses a body that is ${label}`, () => {
+      expect(parseJson(body, 1000)).toBeUndefined()
+    })
+  }
+
+  it('refuses 100 000 nested arrays without overflowing the stack', () => {
+    expect(parseJson(encode(`${'['.repeat(100_000)}${']'.repeat(100_000)}`), 1000)).toBeUndefined()
+  })
+})
+
+describe('nestsDeeperThan', () => {
+  const nested = (depth: number) => encode(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`)
+
+  it('allows exactly the limit and refuses one more', () => {
+    expect(nestsDeeperThan(nested(5), 5)).toBe(false)
+    expect(nestsDeeperThan(nested(6), 5)).toBe(true)
+  })
+
+  it('does not count brackets inside strings, even after escaped quotes', () => {
+    expect(nestsDeeperThan(encode(`["\\"${'['.repeat(50)}"]`), 2)).toBe(false)
+  })
+
+  it('counts arrays and objects alike', () => {
+    expect(nestsDeeperThan(encode('[{"a":[{"b":[1]}]}]'), 4)).toBe(true)
+  })
+})

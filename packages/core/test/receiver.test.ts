@@ -1,0 +1,386 @@
+import { createReceiver, formatBasicAuthorization, type IncomingRequest, sign, type WebhookOptions } from '@hookguard/core'
+import { describe, expect, it, vi } from 'vitest'
+import { backend } from '#crypto'
+
+const SECRET = 'whsec-receiver-test'
+const BODY = '{"event":"customer.created","data":{"name":"王 小明"}}'
+const encode = (text: string) => new TextEncoder().encode(text)
+
+function request(init: Partial<IncomingRequest> & { body?: IncomingRequest['body'] | string } = {}): IncomingRequest {
+  const { body = BODY, ...rest } = init
+  return { method: 'POST', url: '/hooks', headers: {}, ...rest, body: typeof body === 'string' ? encode(body) : body }
+}
+
+async function signed(body = BODY, secret = SECRET): Promise<Record<string, string>> {
+  return { 'x-service-hmac-signature': await sign(body, secret) }
+}
+
+/** The refusal a receiver answered, with its JSON body parsed. */
+async function refusal(options: WebhookOptions, incoming: IncomingRequest) {
+  const result = await createReceiver(options).verify(incoming)
+  if (result.ok) throw new Error('expected a refusal')
+  return { ...result.response, json: JSON.parse(result.response.body) as { error: string; message: string } }
+}
+
+const secretMode: WebhookOptions = { auth: { mode: 'secret', secret: SECRET } }
+
+describe('createReceiver', () => {
+  describe("in mode 'secret'", () => {
+    it('hands on the parsed payload and the exact bytes received', async () => {
+      const body = encode(BODY)
+      const result = await createReceiver(secretMode).verify(request({ headers: await signed(), body }))
+      expect(result).toEqual({ ok: true, delivery: { mode: 'secret', payload: JSON.parse(BODY), rawBody: body } })
+    })
+
+    it('reads the signature header whatever its case, from Fetch Headers too', async () => {
+      const headers = new Headers({ 'X-SERVICE-HMAC-SIGNATURE': await sign(BODY, SECRET) })
+      expect((await createReceiver(secretMode).verify(request({ headers }))).ok).toBe(true)
+    })
+
+    for (const [label, headers] of [
+      ['missing', {}],
+      ['empty', { 'x-service-hmac-signature': '' }],
+      ['blank', { 'x-service-hmac-signature': '   ' }],
+    ] as const) {
+      it(`answers 401 missing_signature when the header is ${label}, without reading the body`, async () => {
+        const body = vi.fn(async () => encode(BODY))
+        const answer = await refusal(secretMode, request({ headers, body }))
+        expect(answer.status).toBe(401)
+        expect(answer.json.error).toBe('missing_signature')
+        expect(body).not.toHaveBeenCalled()
+      })
+    }
+
+    it('answers 401 invalid_signature for a signature by another secret', async () => {
+      const answer = await refusal(secretMode, request({ headers: await signed(BODY, 'other') }))
+      expect([answer.status, answer.json.error]).toEqual([401, 'invalid_signature'])
+    })
+
+    it('answers 401 invalid_signature for a header that is not hex', async () => {
+      const answer = await refusal(secretMode, request({ headers: { 'x-service-hmac-signature': 'not-a-signature' } }))
+      expect([answer.status, answer.json.error]).toEqual([401, 'invalid_signature'])
+    })
+
+    it('answers 401, not 400, for a body that is neither authentic nor JSON: authentication comes first', async () => {
+      const answer = await refusal(secretMode, request({ headers: await signed(BODY), body: 'not json' }))
+      expect(answer.json.error).toBe('invalid_signature')
+    })
+
+    it('answers 400 invalid_json for an authentic body that is not JSON', async () => {
+      const answer = await refusal(secretMode, request({ headers: await signed('not json'), body: 'not json' }))
+      expect([answer.status, answer.json.error]).toEqual([400, 'invalid_json'])
+    })
+
+    it('answers 400 invalid_json for an authentic body nested deeper than maxDepth', async () => {
+      const deep = `${'['.repeat(30)}${']'.repeat(30)}`
+      const answer = await refusal({ ...secretMode, maxDepth: 10 }, request({ headers: await signed(deep), body: deep }))
+      expect([answer.status, answer.json.error]).toEqual([400, 'invalid_json'])
+    })
+
+    it('accepts any of several secrets while rotating', async () => {
+      const receiver = createReceiver({ auth: { mode: 'secret', secret: ['next', SECRET] } })
+      expect((await receiver.verify(request({ headers: await signed() }))).ok).toBe(true)
+      expect((await receiver.verify(request({ headers: await signed(BODY, 'next') }))).ok).toBe(true)
+    })
+
+    it('resolves a per-tenant secret from the request', async () => {
+      const secrets: Record<string, string> = { acme: 'acme-secret', globex: 'globex-secret' }
+      const receiver = createReceiver({
+        auth: { mode: 'secret', secret: async (req) => secrets[req.url.searchParams.get('tenant') ?? ''] ?? [] },
+      })
+      const acme = await receiver.verify(request({ url: '/hooks?tenant=acme', headers: await signed(BODY, 'acme-secret') }))
+      const crossed = await receiver.verify(request({ url: '/hooks?tenant=globex', headers: await signed(BODY, 'acme-secret') }))
+      expect([acme.ok, crossed.ok]).toEqual([true, false])
+    })
+
+    it('rejects when a resolver finds no secret, since that is a bug in the application, not a bad request', async () => {
+      const receiver = createReceiver({ auth: { mode: 'secret', secret: () => [] } })
+      await expect(receiver.verify(request({ headers: await signed() }))).rejects.toThrow(TypeError)
+    })
+
+    it('reads the signature from a custom header', async () => {
+      const receiver = createReceiver({ ...secretMode, signatureHeader: 'X-Signature' })
+      const result = await receiver.verify(request({ headers: { 'x-signature': await sign(BODY, SECRET) } }))
+      expect(result.ok).toBe(true)
+    })
+
+    it('imports the key for a secret once, not per request', async () => {
+      const importKey = vi.spyOn(backend, 'importHmacKey')
+      const receiver = createReceiver({ auth: { mode: 'secret', secret: 'imported-once' } })
+      const headers = await signed(BODY, 'imported-once')
+      for (let i = 0; i < 3; i++) await receiver.verify(request({ headers }))
+      expect(importKey).toHaveBeenCalledTimes(1)
+      importKey.mockRestore()
+    })
+  })
+
+  describe('with a body over maxBodySize', () => {
+    const small: WebhookOptions = { ...secretMode, maxBodySize: 16 }
+
+    it('answers 413 payload_too_large from the declared Content-Length, without reading', async () => {
+      const body = vi.fn(async () => encode(BODY))
+      const answer = await refusal(small, request({ headers: { ...(await signed()), 'content-length': '100' }, body }))
+      expect([answer.status, answer.json.error]).toEqual([413, 'payload_too_large'])
+      expect(body).not.toHaveBeenCalled()
+    })
+
+    it('hands the limit to the body reader and answers 413 when it says the body is too large', async () => {
+      const body = vi.fn(async () => {
+        throw Object.assign(new Error('request entity too large'), { status: 413 })
+      })
+      const answer = await refusal(small, request({ headers: await signed(), body }))
+      expect(answer.status).toBe(413)
+      expect(body).toHaveBeenCalledWith(16)
+    })
+
+    it('answers 413 for bytes already in hand that exceed the limit', async () => {
+      const answer = await refusal(small, request({ headers: await signed() }))
+      expect(answer.json.error).toBe('payload_too_large')
+    })
+  })
+
+  describe('when the body cannot be read', () => {
+    it('answers 400 invalid_body when the reader fails, as when the client aborts', async () => {
+      const answer = await refusal(secretMode, request({ headers: await signed(), body: () => Promise.reject(new Error('aborted')) }))
+      expect([answer.status, answer.json.error]).toEqual([400, 'invalid_body'])
+    })
+
+    it('answers 415 unsupported_encoding for a compressed body', async () => {
+      const answer = await refusal(secretMode, request({ headers: { ...(await signed()), 'content-encoding': 'gzip' } }))
+      expect([answer.status, answer.json.error]).toEqual([415, 'unsupported_encoding'])
+    })
+  })
+
+  describe("in mode 'basic'", () => {
+    const basic: WebhookOptions = { auth: { mode: 'basic', username: 'hook-user', password: 'correct horse' } }
+    const authorization = (username: string, password: string) => ({ authorization: formatBasicAuthorization(username, password) })
+
+    it('hands on the delivery for the right credentials', async () => {
+      const result = await createReceiver(basic).verify(request({ headers: authorization('hook-user', 'correct horse') }))
+      expect(result.ok && result.delivery.mode).toBe('basic')
+    })
+
+    it('answers 401 missing_credentials with a Basic challenge when there is no Authorization header', async () => {
+      const answer = await refusal(basic, request())
+      expect([answer.status, answer.json.error]).toEqual([401, 'missing_credentials'])
+      expect(answer.headers['www-authenticate']).toBe('Basic realm="webhook", charset="UTF-8"')
+    })
+
+    it('answers 401 missing_credentials for another scheme', async () => {
+      expect((await refusal(basic, request({ headers: { authorization: 'Bearer x' } }))).json.error).toBe('missing_credentials')
+    })
+
+    for (const [label, headers] of [
+      ['a wrong password', authorization('hook-user', 'wrong')],
+      ['a wrong username', authorization('someone', 'correct horse')],
+      ['bad base64', { authorization: 'Basic %%%' }],
+      ['no colon', { authorization: `Basic ${btoa('hook-user')}` }],
+    ] as const) {
+      it(`answers 401 invalid_credentials with the challenge for ${label}`, async () => {
+        const answer = await refusal(
+          { auth: { mode: 'basic', username: 'hook-user', password: 'correct horse', realm: 'hooks' } },
+          request({ headers }),
+        )
+        expect([answer.status, answer.json.error]).toEqual([401, 'invalid_credentials'])
+        expect(answer.headers['www-authenticate']).toBe('Basic realm="hooks", charset="UTF-8"')
+      })
+    }
+
+    it('asks a custom verify function, with the request', async () => {
+      const verify = vi.fn((username: string, password: string) => username === 'tenant-7' && password === 'pw')
+      const receiver = createReceiver({ auth: { mode: 'basic', verify } })
+      expect((await receiver.verify(request({ url: '/h?x=1', headers: authorization('tenant-7', 'pw') }))).ok).toBe(true)
+      expect((await receiver.verify(request({ headers: authorization('tenant-7', 'no') }))).ok).toBe(false)
+      expect(verify.mock.calls[0]?.[2]?.url.searchParams.get('x')).toBe('1')
+    })
+
+    it('does not read the body of a request that fails authentication', async () => {
+      const body = vi.fn(async () => encode(BODY))
+      await refusal(basic, request({ headers: authorization('hook-user', 'wrong'), body }))
+      expect(body).not.toHaveBeenCalled()
+    })
+  })
+
+  describe("in mode 'oauth2'", () => {
+    const NOW = Date.UTC(2026, 5, 1)
+    const oauth = (extra: Partial<Extract<WebhookOptions['auth'], { mode: 'oauth2' }>> = {}, clock = () => NOW): WebhookOptions => ({
+      auth: { mode: 'oauth2', appId: 'app-1', secret: 'app-secret', ...extra },
+      clock,
+    })
+    const tokenUrl = (params: Record<string, string>) => `/token?${new URLSearchParams(params)}`
+    const goodParams = { appid: 'app-1', secret: 'app-secret', grant_type: 'client_credentials' }
+
+    async function issue(options = oauth()): Promise<string> {
+      const answer = await createReceiver(options, 'token').token(request({ method: 'GET', url: tokenUrl(goodParams), body: '' }))
+      return JSON.parse(answer.body).access_token
+    }
+
+    describe('the token acquisition address', () => {
+      it("answers 200 with a Bearer token for the service's GET", async () => {
+        const answer = await createReceiver(oauth(), 'token').token(request({ method: 'GET', url: tokenUrl(goodParams), body: '' }))
+        expect(answer.status).toBe(200)
+        expect(answer.headers['cache-control']).toBe('no-store')
+        expect(JSON.parse(answer.body)).toEqual({ access_token: expect.any(String), expires_in: 7200, token_type: 'Bearer' })
+      })
+
+      it('follows tokenTtl in expires_in', async () => {
+        const answer = await createReceiver(oauth({ tokenTtl: 600 }), 'token').token(
+          request({ method: 'GET', url: tokenUrl(goodParams), body: '' }),
+        )
+        expect(JSON.parse(answer.body).expires_in).toBe(600)
+      })
+
+      it('accepts the same fields as a form-urlencoded POST', async () => {
+        const answer = await createReceiver(oauth(), 'token').token(
+          request({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(goodParams).toString() }),
+        )
+        expect(answer.status).toBe(200)
+      })
+
+      for (const [label, params, status, error] of [
+        ['grant_type is missing', { appid: 'app-1', secret: 'app-secret' }, 400, 'invalid_request'],
+        ['appid is missing', { secret: 'app-secret', grant_type: 'client_credentials' }, 400, 'invalid_request'],
+        ['secret is missing', { appid: 'app-1', grant_type: 'client_credentials' }, 400, 'invalid_request'],
+        ['grant_type is not client_credentials', { ...goodParams, grant_type: 'password' }, 400, 'unsupported_grant_type'],
+        ['the secret is wrong', { ...goodParams, secret: 'guess' }, 401, 'invalid_client'],
+        ['the app id is wrong', { ...goodParams, appid: 'app-2' }, 401, 'invalid_client'],
+      ] as const) {
+        it(`answers ${status} ${error} when ${label}`, async () => {
+          const answer = await createReceiver(oauth(), 'token').token(request({ method: 'GET', url: tokenUrl(params), body: '' }))
+          expect([answer.status, JSON.parse(answer.body).error]).toEqual([status, error])
+          expect(answer.body).not.toContain('app-secret')
+        })
+      }
+
+      it('answers 405 with Allow for other methods', async () => {
+        const answer = await createReceiver(oauth(), 'token').token(request({ method: 'PUT', url: tokenUrl(goodParams) }))
+        expect([answer.status, answer.headers.allow]).toEqual([405, 'GET, POST'])
+      })
+
+      it('cannot be created for another mode', () => {
+        expect(() => createReceiver(secretMode, 'token')).toThrow(/^@hookguard\/core: /)
+      })
+    })
+
+    describe('the message receiving address', () => {
+      it('accepts the token in the access_token query parameter', async () => {
+        const token = await issue()
+        const result = await createReceiver(oauth()).verify(request({ url: `/hooks?access_token=${token}` }))
+        expect(result.ok && result.delivery.payload).toEqual(JSON.parse(BODY))
+      })
+
+      it('accepts the token in an Authorization: Bearer header, scheme in any case', async () => {
+        const token = await issue()
+        expect((await createReceiver(oauth()).verify(request({ headers: { authorization: `bearer ${token}` } }))).ok).toBe(true)
+      })
+
+      it('accepts the token as a form field, and hands on the other fields as the payload', async () => {
+        const token = await issue()
+        const result = await createReceiver(oauth()).verify(
+          request({
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: `event=ping&access_token=${token}&tag=a&tag=b`,
+          }),
+        )
+        expect(result.ok && result.delivery.payload).toEqual({ event: 'ping', tag: ['a', 'b'] })
+      })
+
+      it('answers 401 missing_token with a Bearer challenge when there is none', async () => {
+        const answer = await refusal(oauth(), request())
+        expect([answer.status, answer.json.error, answer.headers['www-authenticate']]).toEqual([401, 'missing_token', 'Bearer'])
+      })
+
+      it('answers 401 invalid_token once the token has expired', async () => {
+        const token = await issue()
+        const later = oauth({}, () => NOW + 7200_000)
+        const answer = await refusal(later, request({ url: `/hooks?access_token=${token}` }))
+        expect([answer.status, answer.json.error]).toEqual([401, 'invalid_token'])
+        expect(answer.headers['www-authenticate']).toBe('Bearer error="invalid_token"')
+      })
+
+      it('answers 401 invalid_token for a token of another app or another secret', async () => {
+        const foreign = await issue(oauth({ appId: 'app-2' } as never))
+        const otherSecret = await issue({ auth: { mode: 'oauth2', appId: 'app-1', secret: 'other' }, clock: () => NOW })
+        for (const token of [foreign, otherSecret, `${await issue()}x`]) {
+          expect((await refusal(oauth(), request({ url: `/hooks?access_token=${token}` }))).json.error).toBe('invalid_token')
+        }
+      })
+
+      it('accepts a token from another receiver configured alike: nothing is stored', async () => {
+        const token = await issue()
+        expect((await createReceiver(oauth()).verify(request({ headers: { authorization: `Bearer ${token}` } }))).ok).toBe(true)
+      })
+
+      it('keeps accepting tokens from a rotated-out key while it is still listed in tokenKeys', async () => {
+        const token = await issue(oauth({ tokenKeys: ['key-1'] }))
+        const rotated = await createReceiver(oauth({ tokenKeys: ['key-2', 'key-1'] })).verify(request({ url: `/h?access_token=${token}` }))
+        const dropped = await createReceiver(oauth({ tokenKeys: ['key-2'] })).verify(request({ url: `/h?access_token=${token}` }))
+        expect([rotated.ok, dropped.ok]).toEqual([true, false])
+      })
+    })
+  })
+
+  describe("in mode 'none'", () => {
+    const none: WebhookOptions = { auth: { mode: 'none' } }
+
+    it('hands on any JSON delivery', async () => {
+      const result = await createReceiver(none).verify(request())
+      expect(result.ok && result.delivery).toMatchObject({ mode: 'none', payload: JSON.parse(BODY) })
+    })
+
+    it('still enforces the size limit and JSON parsing', async () => {
+      expect((await refusal({ ...none, maxBodySize: 4 }, request())).json.error).toBe('payload_too_large')
+      expect((await refusal(none, request({ body: '{' }))).json.error).toBe('invalid_json')
+    })
+  })
+
+  describe('every failure answer', () => {
+    it('is JSON { error, message } with Cache-Control: no-store, and names no secret, credential or body', async () => {
+      const answers = [
+        await refusal(secretMode, request({ headers: await signed(BODY, 'wrong') })),
+        await refusal(
+          { auth: { mode: 'basic', username: 'u', password: 'hunter2-password' } },
+          request({ headers: { authorization: formatBasicAuthorization('u', 'hunter2-passwor') } }),
+        ),
+        await refusal({ auth: { mode: 'oauth2', appId: 'a', secret: 'oauth-secret' } }, request({ url: '/h?access_token=forged.token' })),
+        await refusal(secretMode, request({ headers: await signed('{"nested": ["王 小明"') })),
+      ]
+      for (const answer of answers) {
+        expect(answer.headers['cache-control']).toBe('no-store')
+        expect(answer.headers['content-type']).toMatch(/^application\/json/)
+        expect(Object.keys(answer.json).sort()).toEqual(['error', 'message'])
+        for (const secret of [SECRET, 'hunter2', 'oauth-secret', 'forged.token', '王 小明', 'customer.created']) {
+          expect(answer.body).not.toContain(secret)
+        }
+      }
+    })
+  })
+
+  describe('when misconfigured', () => {
+    const bad: [string, unknown][] = [
+      ['no options', undefined],
+      ['no auth', {}],
+      ['an unknown mode', { auth: { mode: 'hmac' } }],
+      ['an empty secret', { auth: { mode: 'secret', secret: '' } }],
+      ['an empty secret list', { auth: { mode: 'secret', secret: [] } }],
+      ['a Basic username with a colon', { auth: { mode: 'basic', username: 'a:b', password: 'p' } }],
+      ['Basic credentials and a verify function', { auth: { mode: 'basic', username: 'a', password: 'p', verify: () => true } }],
+      ['no OAuth app id', { auth: { mode: 'oauth2', appId: '', secret: 's' } }],
+      ['a fractional tokenTtl', { auth: { mode: 'oauth2', appId: 'a', secret: 's', tokenTtl: 1.5 } }],
+      ['empty tokenKeys', { auth: { mode: 'oauth2', appId: 'a', secret: 's', tokenKeys: [] } }],
+      ['a negative maxBodySize', { auth: { mode: 'none' }, maxBodySize: -1 }],
+      ['a zero maxDepth', { auth: { mode: 'none' }, maxDepth: 0 }],
+    ]
+    for (const [label, options] of bad) {
+      it(`throws a TypeError naming the package for ${label}`, () => {
+        expect(() => createReceiver(options as WebhookOptions)).toThrow(/^@hookguard\/core: /)
+        expect(() => createReceiver(options as WebhookOptions)).toThrow(TypeError)
+      })
+    }
+
+    it('does not write onto the options object it was given', () => {
+      const options = Object.freeze({ auth: Object.freeze({ mode: 'none' as const }) })
+      expect(() => createReceiver(options)).not.toThrow()
+    })
+  })
+})

@@ -1,0 +1,130 @@
+import { sign, verifySignature } from '@hookguard/core'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import fixtures from '../../../test/fixtures/signatures.json' with { type: 'json' }
+import { gsonText } from './gson.ts'
+
+const encode = (text: string) => new TextEncoder().encode(text)
+const SECRET = 'whsec-demo-7c2e91'
+
+describe('verifySignature', () => {
+  describe("with the service's own signatures", () => {
+    for (const vector of fixtures.vectors) {
+      it(`${vector.valid ? 'accepts' : 'refuses'} ${vector.name} (${vector.why})`, async () => {
+        const body = Uint8Array.from(atob(vector.bodyBase64), (c) => c.charCodeAt(0))
+        expect(await verifySignature(body, vector.signature, vector.secret)).toBe(vector.valid)
+      })
+    }
+  })
+
+  describe('with the signature in upper case', () => {
+    it('matches', async () => {
+      const body = '{"event":"ping"}'
+      expect(await verifySignature(body, (await sign(body, SECRET)).toUpperCase(), SECRET)).toBe(true)
+    })
+  })
+
+  describe('with several secrets (rotation)', () => {
+    it('matches a signature by any of them', async () => {
+      const body = '{"event":"ping"}'
+      expect(await verifySignature(body, await sign(body, 'new'), ['old', 'new'])).toBe(true)
+      expect(await verifySignature(body, await sign(body, 'old'), ['old', 'new'])).toBe(true)
+    })
+
+    it('refuses a signature by a secret that is not among them', async () => {
+      const body = '{"event":"ping"}'
+      expect(await verifySignature(body, await sign(body, 'retired'), ['old', 'new'])).toBe(false)
+    })
+  })
+
+  describe('with several comma-separated values in the header', () => {
+    it('matches if any value does', async () => {
+      const body = '{"event":"ping"}'
+      const good = await sign(body, SECRET)
+      expect(await verifySignature(body, `${'0'.repeat(64)}, ${good}`, SECRET)).toBe(true)
+      expect(await verifySignature(body, `${good},not-hex`, SECRET)).toBe(true)
+    })
+  })
+
+  describe('with a malformed header', () => {
+    for (const [label, header] of [
+      ['missing', undefined],
+      ['empty', ''],
+      ['not hex', 'z'.repeat(64)],
+      ['of odd length', 'a'.repeat(63)],
+      ['a truncated digest', 'a'.repeat(62)],
+      ['a prefixed digest', `sha256=${'a'.repeat(64)}`],
+    ] as const) {
+      it(`resolves false when it is ${label}`, async () => {
+        expect(await verifySignature('{}', header, SECRET)).toBe(false)
+      })
+    }
+  })
+
+  describe('when misused', () => {
+    it('throws a TypeError naming the package for an empty secret list', async () => {
+      await expect(verifySignature('{}', 'ab', [])).rejects.toThrow(/^@hookguard\/core: /)
+    })
+
+    it('throws a TypeError for an empty secret', async () => {
+      await expect(verifySignature('{}', 'ab', '')).rejects.toThrow(TypeError)
+    })
+  })
+
+  describe('for any JSON value serialised and signed the way the service does', () => {
+    const signedValue = fc.record({ value: fc.jsonValue(), secret: fc.string({ minLength: 1 }), pretty: fc.boolean() })
+
+    it('verifies, whether the body is sent compact or pretty-printed', async () => {
+      await fc.assert(
+        fc.asyncProperty(signedValue, async ({ value, secret, pretty }) => {
+          const signature = await sign(gsonText(value), secret)
+          const sent = pretty ? gsonText(value, 2) : gsonText(value)
+          expect(await verifySignature(sent, signature, secret)).toBe(true)
+        }),
+      )
+    })
+
+    it('fails after any change to a non-whitespace byte of the body', async () => {
+      await fc.assert(
+        fc.asyncProperty(signedValue, fc.nat(), fc.integer({ min: 1, max: 255 }), async ({ value, secret }, at, delta) => {
+          const body = encode(gsonText(value))
+          const signature = await sign(body, secret)
+          const nonWhitespace = [...body.keys()].filter((i) => ![0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d].includes(body[i] as number))
+          const target = nonWhitespace[at % nonWhitespace.length] as number
+          const changed = body.slice()
+          changed[target] = ((changed[target] as number) + delta) % 256
+          // Turning a byte into whitespace removes it, which is a change the canonical form must still see.
+          expect(await verifySignature(changed, signature, secret)).toBe(false)
+        }),
+      )
+    })
+
+    it('fails after any change to the signature', async () => {
+      await fc.assert(
+        fc.asyncProperty(signedValue, fc.nat(63), fc.constantFrom(...'0123456789abcdef'), async ({ value, secret }, at, digit) => {
+          const body = gsonText(value)
+          const signature = await sign(body, secret)
+          fc.pre(signature[at] !== digit)
+          const changed = signature.slice(0, at) + digit + signature.slice(at + 1)
+          expect(await verifySignature(body, changed, secret)).toBe(false)
+        }),
+      )
+    })
+  })
+})
+
+describe('sign', () => {
+  it("reproduces the service's signature for each of its own Gson bodies", async () => {
+    for (const vector of fixtures.vectors.filter((v) => v.valid && !v.name.includes('/'))) {
+      expect(await sign(vector.body, vector.secret)).toBe(vector.signature)
+    }
+  })
+
+  it('signs a pretty-printed body the same as its compact form', async () => {
+    expect(await sign('{\n  "a": [1, 2]\n}', SECRET)).toBe(await sign('{"a":[1,2]}', SECRET))
+  })
+
+  it('throws a TypeError naming the package for an empty secret', async () => {
+    await expect(sign('{}', '')).rejects.toThrow(/^@hookguard\/core: /)
+  })
+})
