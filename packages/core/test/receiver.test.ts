@@ -1,4 +1,11 @@
-import { createReceiver, formatBasicAuthorization, type IncomingRequest, sign, type WebhookOptions } from '@hookguard/core'
+import {
+  createReceiver,
+  formatBasicAuthorization,
+  type IncomingRequest,
+  sign,
+  type WebhookOptions,
+  type WebhookRequest,
+} from '@hookguard/core'
 import { describe, expect, it, vi } from 'vitest'
 import { backend } from '#crypto'
 
@@ -6,7 +13,7 @@ const SECRET = 'whsec-receiver-test'
 const BODY = '{"event":"customer.created","data":{"name":"王 小明"}}'
 const encode = (text: string) => new TextEncoder().encode(text)
 
-function request(init: Partial<IncomingRequest> & { body?: IncomingRequest['body'] | string } = {}): IncomingRequest {
+function request(init: Omit<Partial<IncomingRequest>, 'body'> & { body?: IncomingRequest['body'] | string } = {}): IncomingRequest {
   const { body = BODY, ...rest } = init
   return { method: 'POST', url: '/hooks', headers: {}, ...rest, body: typeof body === 'string' ? encode(body) : body }
 }
@@ -187,7 +194,7 @@ describe('createReceiver', () => {
     }
 
     it('asks a custom verify function, with the request', async () => {
-      const verify = vi.fn((username: string, password: string) => username === 'tenant-7' && password === 'pw')
+      const verify = vi.fn((username: string, password: string, _req: WebhookRequest) => username === 'tenant-7' && password === 'pw')
       const receiver = createReceiver({ auth: { mode: 'basic', verify } })
       expect((await receiver.verify(request({ url: '/h?x=1', headers: authorization('tenant-7', 'pw') }))).ok).toBe(true)
       expect((await receiver.verify(request({ headers: authorization('tenant-7', 'no') }))).ok).toBe(false)
