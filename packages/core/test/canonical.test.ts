@@ -68,6 +68,7 @@ describe('stripUnicodeWhitespace', () => {
       fc.property(tricky, (text) => {
         const result = stripUnicodeWhitespace(encode(text))
         // JavaScript's \s, plus what Python's \s adds: U+0085 and U+001C–U+001F.
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the information separators are the point
         const js = text.replace(/\s/g, '').replace(/[\u0085\u001C-\u001F]/g, '')
         if (result === undefined) expect(js).toBe(javaReplaceAll(text))
         else expect(decode(result)).toBe(js)
