@@ -1,0 +1,7 @@
+export type { Client, ClientOptions, CustomerQuery, RequestOptions } from './client.ts'
+export { createClient, DEFAULT_REFRESH_AHEAD } from './client.ts'
+export type { ApiErrorInit, ClientErrorCode } from './errors.ts'
+export { ApiError } from './errors.ts'
+export type { Fetch } from './http.ts'
+export type { Query, QueryValue } from './query.ts'
+export type { StoredToken, TokenStore } from './token-manager.ts'
