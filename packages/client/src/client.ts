@@ -1,4 +1,4 @@
-import { basicAuthorization } from './basic.ts'
+import { formatBasicAuthorization } from '@hookguard/core'
 import { type Redact, type RequestContext, redactor } from './errors.ts'
 import { type Fetch, readAnswer, send } from './http.ts'
 import { encodeQuery, type Query, type QueryValue } from './query.ts'
@@ -91,7 +91,7 @@ export function createClient(options: ClientOptions): Client {
     clock = Date.now,
   } = options
   const root = baseUrl.replace(/\/+$/, '')
-  const authorization = basicAuthorization(appId, appSecret)
+  const authorization = formatBasicAuthorization(appId, appSecret)
   // The base64 form too: a service that echoes the Authorization header would otherwise leak it.
   const credentials = [appSecret, authorization.slice('Basic '.length)]
   const tokens = new TokenManager({
