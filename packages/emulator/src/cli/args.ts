@@ -1,0 +1,86 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util'
+import type { CliIo } from './io.ts'
+
+/** The command line was wrong: exit code 2, with a pointer to the command's help. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError'
+}
+
+/** The command ran and failed (refused, unreachable, unreadable): exit code 1. */
+export class CommandFailure extends Error {
+  override readonly name = 'CommandFailure'
+}
+
+export const MODES = ['secret', 'basic', 'oauth2', 'none'] as const
+export type Mode = (typeof MODES)[number]
+
+type Options = NonNullable<ParseArgsConfig['options']>
+
+/** What `parseArgs` gives for options none of which is `multiple`. */
+export interface Parsed<T extends Options> {
+  values: { [Name in keyof T]?: T[Name]['type'] extends 'boolean' ? boolean : string }
+  positionals: string[]
+}
+
+/**
+ * `parseArgs`, strict, with positionals allowed. Its messages name the option, never the value
+ * given, so they are safe to show even when the value was a secret.
+ */
+export function parseCommand<T extends Options>(args: readonly string[], options: T): Parsed<T> {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true }) as Parsed<T>
+  } catch (error) {
+    throw new UsageError(
+      String((error as Error).message)
+        .split('\n')[0]
+        ?.replace(/\. To specify a positional.*$/, '') ?? 'invalid arguments',
+    )
+  }
+}
+
+export function wantsHelp(args: readonly string[]): boolean {
+  for (const arg of args) {
+    if (arg === '--') return false
+    if (arg === '--help' || arg === '-h') return true
+  }
+  return false
+}
+
+export function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') throw new UsageError(`${flag} is required`)
+  return value
+}
+
+/**
+ * A secret from its flag or, failing that, its environment variable, which keeps it out of shell
+ * history and process listings.
+ */
+export function secret(value: string | undefined, flag: string, envName: string, env: CliIo['env']): string {
+  const found = value ?? env[envName]
+  if (found === undefined || found === '') throw new UsageError(`${flag} or the ${envName} environment variable is required`)
+  return found
+}
+
+export function mode(value: string | undefined): Mode {
+  if (value === undefined) throw new UsageError(`--mode is required: ${MODES.join(', ')}`)
+  if (!(MODES as readonly string[]).includes(value)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}`)
+  return value as Mode
+}
+
+export function port(value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!/^\d+$/.test(value) || n > 65535) throw new UsageError('--port must be a whole number from 0 to 65535')
+  return n
+}
+
+export function httpUrl(value: string | undefined, name: string): string {
+  const url = required(value, name)
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw new UsageError(`${name} must be an http:// or https:// URL`)
+  return url
+}
+
+export function atMostPositionals(positionals: readonly string[], max: number, what: string): void {
+  // The extra values are not quoted: a mistyped flag can leave a secret among them.
+  if (positionals.length > max) throw new UsageError(`expected ${what}, got ${positionals.length} arguments`)
+}

@@ -1,0 +1,147 @@
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createAdaptorServer } from '@hono/node-server'
+import type { WebhookAuth, WebhookOptions } from '@hookguard/core'
+import { tokenEndpoint, webhook } from '@hookguard/hono'
+import { Hono } from 'hono'
+import { atMostPositionals, CommandFailure, mode, parseCommand, port, required, secret } from '../args.ts'
+import { type CliIo, painter } from '../io.ts'
+
+const HOST = '127.0.0.1'
+const DEFAULT_PORT = 3000
+const TOKEN_PATH = '/token'
+
+const OPTIONS = {
+  mode: { type: 'string' },
+  port: { type: 'string' },
+  secret: { type: 'string' },
+  'signature-header': { type: 'string' },
+  username: { type: 'string' },
+  password: { type: 'string' },
+  appid: { type: 'string' },
+  'app-secret': { type: 'string' },
+} as const
+
+/** What one line of `listen` reports. */
+type Outcome = { kind: 'verified'; event: string | undefined } | { kind: 'rejected' | 'token'; code: string; status: number }
+
+/**
+ * `hookguard listen`: a receiver with the user's settings, built on `@hookguard/hono` like a real
+ * app would be, so what it accepts is what their app will accept. One line per request, until
+ * `io.signal` aborts.
+ */
+export async function listenCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommand(args, OPTIONS)
+  atMostPositionals(positionals, 0, 'no arguments besides options')
+  const chosen = mode(values.mode)
+  const options: WebhookOptions = { auth: auth(chosen, values, io), signatureHeader: values['signature-header'] }
+  const listenPort = port(values.port, DEFAULT_PORT)
+
+  const paint = painter(io.stdout, io.env)
+  const report = (method: string, path: string, outcome: Outcome) => {
+    const where = paint('dim', `${method} ${printable(path)}`)
+    if (outcome.kind === 'verified') {
+      io.stdout.write(`${paint('green', 'verified')}  ${where}${outcome.event === undefined ? '' : `  ${printable(outcome.event)}`}\n`)
+    } else {
+      const label = outcome.kind === 'rejected' ? paint('red', 'rejected') : paint('yellow', 'token   ')
+      io.stdout.write(`${label}  ${where}  ${outcome.code} (${outcome.status})\n`)
+    }
+  }
+
+  // Built before listening, so that settings the middleware refuses fail at startup.
+  const app = receiverApp(options, report)
+  const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(new CommandFailure(`cannot listen on ${HOST}:${listenPort}: ${error.code ?? error.message}`))
+    })
+    server.listen(listenPort, HOST, resolve)
+  })
+  const { port: actual } = server.address() as AddressInfo
+  const base = `http://${HOST}:${actual}`
+  io.stdout.write(`Listening on ${base}/ (mode ${chosen}); Ctrl-C to stop.\n`)
+  if (chosen === 'oauth2') io.stdout.write(`Token address: ${base}${TOKEN_PATH}\n`)
+
+  await aborted(io.signal)
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve())
+    // Keep-alive connections would otherwise hold the process open after Ctrl-C.
+    server.closeAllConnections()
+  })
+  io.stdout.write('Stopped.\n')
+  return 0
+}
+
+function auth(chosen: WebhookAuth['mode'], values: Record<string, string | undefined>, io: CliIo): WebhookAuth {
+  switch (chosen) {
+    case 'secret':
+      return { mode: 'secret', secret: secret(values.secret, '--secret', 'HOOKGUARD_SECRET', io.env) }
+    case 'basic':
+      return {
+        mode: 'basic',
+        username: required(values.username, '--username'),
+        password: secret(values.password, '--password', 'HOOKGUARD_PASSWORD', io.env),
+      }
+    case 'oauth2':
+      return {
+        mode: 'oauth2',
+        appId: required(values.appid, '--appid'),
+        secret: secret(values['app-secret'], '--app-secret', 'HOOKGUARD_APP_SECRET', io.env),
+      }
+    case 'none':
+      return { mode: 'none' }
+  }
+}
+
+function receiverApp(options: WebhookOptions, report: (method: string, path: string, outcome: Outcome) => void): Hono {
+  const app = new Hono()
+  const oauth = options.auth.mode === 'oauth2'
+
+  // Outermost, so it sees the answer whoever gave it: the handler below, or the middleware
+  // refusing the request before the handler runs.
+  app.use('*', async (c, next) => {
+    await next()
+    const { method, path } = c.req
+    if (oauth && path === TOKEN_PATH) {
+      report(method, path, { kind: 'token', code: c.res.ok ? 'issued' : await errorCode(c.res), status: c.res.status })
+      return
+    }
+    if (method !== 'POST') return
+    const delivery = c.get('webhook')
+    if (delivery !== undefined) {
+      const payload = delivery.payload as { event?: unknown } | null
+      report(method, path, { kind: 'verified', event: typeof payload?.event === 'string' ? payload.event : undefined })
+    } else {
+      report(method, path, { kind: 'rejected', code: await errorCode(c.res), status: c.res.status })
+    }
+  })
+  if (oauth) app.all(TOKEN_PATH, tokenEndpoint(options))
+  app.post('*', webhook(options), (c) => c.json({ received: true }))
+  return app
+}
+
+/** The `error` code of a refusal's JSON body, or `error` when it has none (a crash, a 404). */
+async function errorCode(response: Response): Promise<string> {
+  try {
+    const body = (await response.clone().json()) as { error?: unknown }
+    if (typeof body.error === 'string' && /^[a-z_]{1,64}$/.test(body.error)) return body.error
+  } catch {
+    // Not JSON: fall through.
+  }
+  return 'error'
+}
+
+/** Text from the request, safe for a terminal: control characters (escape sequences) replaced, length capped. */
+function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\uFFFD')
+  return clean.length > 120 ? `${clean.slice(0, 119)}…` : clean
+}
+
+function aborted(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal === undefined) return
+    if (signal.aborted) resolve()
+    else signal.addEventListener('abort', () => resolve(), { once: true })
+  })
+}

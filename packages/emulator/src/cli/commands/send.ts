@@ -1,0 +1,82 @@
+import { STATUS_CODES } from 'node:http'
+import { type DeliverOptions, deliver } from '../../deliver.ts'
+import { SAMPLE_EVENT_NAMES, type SampleEventName, sampleEvent } from '../../samples.ts'
+import { atMostPositionals, httpUrl, mode, parseCommand, required, secret, UsageError } from '../args.ts'
+import { type CliIo, painter, readBody } from '../io.ts'
+
+const OPTIONS = {
+  mode: { type: 'string' },
+  secret: { type: 'string' },
+  'signature-header': { type: 'string' },
+  username: { type: 'string' },
+  password: { type: 'string' },
+  'token-url': { type: 'string' },
+  appid: { type: 'string' },
+  'app-secret': { type: 'string' },
+  file: { type: 'string' },
+  event: { type: 'string' },
+  include: { type: 'boolean', short: 'i' },
+} as const
+
+/** `hookguard send <url>`: one delivery through {@link deliver}; exit 0 only for a 2xx answer, so scripts can assert on it. */
+export async function sendCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommand(args, OPTIONS)
+  atMostPositionals(positionals, 1, 'one URL')
+  const url = httpUrl(positionals[0], '<url>')
+  const base = { url, payload: undefined as unknown, fetch: io.fetch, signal: io.signal }
+
+  let options: DeliverOptions
+  switch (mode(values.mode)) {
+    case 'secret':
+      options = {
+        ...base,
+        mode: 'secret',
+        secret: secret(values.secret, '--secret', 'HOOKGUARD_SECRET', io.env),
+        signatureHeader: values['signature-header'],
+      }
+      break
+    case 'basic':
+      options = {
+        ...base,
+        mode: 'basic',
+        username: required(values.username, '--username'),
+        password: secret(values.password, '--password', 'HOOKGUARD_PASSWORD', io.env),
+      }
+      break
+    case 'oauth2':
+      options = {
+        ...base,
+        mode: 'oauth2',
+        tokenUrl: httpUrl(values['token-url'], '--token-url'),
+        appId: required(values.appid, '--appid'),
+        appSecret: secret(values['app-secret'], '--app-secret', 'HOOKGUARD_APP_SECRET', io.env),
+      }
+      break
+    case 'none':
+      options = { ...base, mode: 'none' }
+      break
+  }
+  options.payload = await payload(values.file, values.event, io)
+
+  const answer = await deliver(options)
+  const paint = painter(io.stdout, io.env)
+  const ok = answer.status >= 200 && answer.status < 300
+  io.stdout.write(`${paint(ok ? 'green' : 'red', `${answer.status} ${STATUS_CODES[answer.status] ?? ''}`.trimEnd())}\n`)
+  if (values.include) {
+    for (const [name, value] of Object.entries(answer.headers)) io.stdout.write(`${paint('dim', `${name}:`)} ${value}\n`)
+    io.stdout.write('\n')
+  }
+  if (answer.body !== '') io.stdout.write(answer.body.endsWith('\n') ? answer.body : `${answer.body}\n`)
+  return ok ? 0 : 1
+}
+
+async function payload(file: string | undefined, event: string | undefined, io: CliIo): Promise<unknown> {
+  if (file !== undefined && event !== undefined) throw new UsageError('give --file or --event, not both')
+  // A file holds the exact bytes to send: they go out, and are signed, as they are.
+  if (file !== undefined) return readBody(file, io)
+  const name = event ?? SAMPLE_EVENT_NAMES[0]
+  if (!(SAMPLE_EVENT_NAMES as readonly string[]).includes(name as string)) {
+    throw new UsageError(`--event must be one of ${SAMPLE_EVENT_NAMES.join(', ')}`)
+  }
+  return sampleEvent(name as SampleEventName)
+}

@@ -1,0 +1,101 @@
+import { SAMPLE_EVENT_NAMES } from '../samples.ts'
+
+const EVENTS = SAMPLE_EVENT_NAMES.join(', ')
+
+export const TOP_HELP = `Usage: hookguard <command> [options]
+
+Plays the marketing-data service on your machine: signs and delivers webhooks exactly as it
+does, fetches OAuth 2.0 tokens as it does, and receives deliveries to show what a receiver accepts.
+
+Commands:
+  sign [file]         Print the signature the service would send for a body
+  send <url>          Deliver a payload as the service does; print the answer
+  listen              Receive deliveries on 127.0.0.1; print each one, verified or rejected
+  token <token_url>   Fetch an access token as the service does; print the answer
+
+Options:
+  -h, --help          Show help; 'hookguard <command> --help' for a command's
+  -v, --version       Print the version
+
+Secrets not given as flags are read from HOOKGUARD_SECRET, HOOKGUARD_PASSWORD and
+HOOKGUARD_APP_SECRET, which keeps them out of shell history. No secret is ever printed.
+
+Exit codes: 0 done, 1 failed (refused, unreachable), 2 usage error.
+`
+
+export const SIGN_HELP = `Usage: hookguard sign [file] [--secret <secret>]
+
+Prints the X-Service-Hmac-Signature value the service would send for the body, and nothing else:
+the hex HMAC-SHA256 of the file's bytes with Java's whitespace removed. Reads standard input when
+no file (or '-') is given.
+
+Options:
+  --secret <secret>   The signing secret (default: $HOOKGUARD_SECRET)
+  -h, --help          Show this help
+
+Examples:
+  HOOKGUARD_SECRET=whsec-… hookguard sign payload.json
+  printf '{"event":"ping"}' | hookguard sign
+`
+
+const CREDENTIALS = `  --mode secret     --secret <s> ($HOOKGUARD_SECRET) [--signature-header <name>]
+  --mode basic      --username <u> --password <p> ($HOOKGUARD_PASSWORD)`
+
+export const SEND_HELP = `Usage: hookguard send <url> --mode <mode> [credentials] [--file <path> | --event <name>]
+
+Delivers one webhook to <url> exactly as the service does (POST, JSON, authenticated per mode)
+and prints the receiver's status and body. Exits 0 on a 2xx answer, 1 otherwise.
+
+Modes and their credentials:
+${CREDENTIALS}
+  --mode oauth2     --token-url <url> --appid <id> --app-secret <s> ($HOOKGUARD_APP_SECRET)
+                    (GETs a token first, then sends it as the access_token query parameter)
+  --mode none
+
+Payload (default: --event customer.created):
+  --file <path>     The file's bytes, sent as is; '-' reads standard input
+  --event <name>    A sample event, serialised as the service's Gson does: ${EVENTS}
+
+Options:
+  -i, --include     Also print the answer's headers
+  -h, --help        Show this help
+
+Examples:
+  hookguard send http://127.0.0.1:3000/hooks --mode secret --secret whsec-… --event order.paid
+  hookguard send http://127.0.0.1:3000/hooks --mode basic --username hook-user --file payload.json
+`
+
+export const LISTEN_HELP = `Usage: hookguard listen --mode <mode> [--port <n>] [credentials]
+
+Receives deliveries on http://127.0.0.1:<port>/ (any path) through @hookguard/hono, with the
+settings a receiver would have, and prints one line per delivery: verified, with its event, or
+rejected, with the error code the receiver answered. In mode oauth2 the token acquisition
+address is /token. Runs until Ctrl-C.
+
+Modes and their credentials:
+${CREDENTIALS}
+  --mode oauth2     --appid <id> --app-secret <s> ($HOOKGUARD_APP_SECRET)
+  --mode none
+
+Options:
+  --port <n>        Port on 127.0.0.1 (default: 3000; 0 picks a free one)
+  -h, --help        Show this help
+
+Example:
+  hookguard listen --mode secret --secret whsec-… --port 3000
+`
+
+export const TOKEN_HELP = `Usage: hookguard token <token_url> --appid <id> --secret <secret>
+
+Fetches an access token the way the service does before an OAuth 2.0 delivery,
+GET <token_url>?appid=…&secret=…&grant_type=client_credentials, and prints the JSON answer.
+Exits 1 when the address refuses or answers without an access_token.
+
+Options:
+  --appid <id>        The app id
+  --secret <secret>   The app secret (default: $HOOKGUARD_APP_SECRET)
+  -h, --help          Show this help
+
+Example:
+  HOOKGUARD_APP_SECRET=… hookguard token http://127.0.0.1:3000/token --appid app-1
+`

@@ -1,0 +1,444 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sign } from '@hookguard/core'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import packageJson from '../package.json' with { type: 'json' }
+import { run } from '../src/cli/run.ts'
+import { deliver } from '../src/deliver.ts'
+import { sampleEvent } from '../src/samples.ts'
+import { serialize } from '../src/serialize.ts'
+import { captureIo, closedPort, closeServers, fixtures, receiverServer, startServer, text, vector } from './helpers.ts'
+
+afterEach(closeServers)
+
+const SECRET = 'whsec-demo-7c2e91'
+const APP_SECRET = 'app-secret-9f1d'
+const customerCreated = vector('customer-created')
+
+let dir: string
+let payloadFile: string
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'hookguard-cli-'))
+  payloadFile = join(dir, 'payload.json')
+  await writeFile(payloadFile, customerCreated.body)
+})
+afterAll(() => rm(dir, { recursive: true, force: true }))
+
+describe('hookguard', () => {
+  it('prints the commands for --help and exits 0', async () => {
+    const { io, stdout } = captureIo()
+    expect(await run(['--help'], io)).toBe(0)
+    for (const command of ['sign [file]', 'send <url>', 'listen', 'token <token_url>']) expect(stdout()).toContain(command)
+  })
+
+  it('prints the help to stderr and exits 2 without a command', async () => {
+    const { io, stdout, stderr } = captureIo()
+    expect(await run([], io)).toBe(2)
+    expect(stdout()).toBe('')
+    expect(stderr()).toMatch(/^Usage: hookguard <command>/)
+  })
+
+  it('exits 2 for an unknown command without echoing it, which may be a mistyped secret', async () => {
+    const { io, stderr } = captureIo()
+    expect(await run(['s3cret-typed-first'], io)).toBe(2)
+    expect(stderr()).toContain('unknown command; expected one of sign, send, listen, token')
+    expect(stderr()).not.toContain('s3cret-typed-first')
+  })
+
+  it('prints the version for --version', async () => {
+    const { io, stdout } = captureIo()
+    expect(await run(['--version'], io)).toBe(0)
+    expect(stdout()).toBe(`${packageJson.version}\n`)
+  })
+
+  it.each(['sign', 'send', 'listen', 'token'])('prints the help of %s for --help, -h and help <command>, and exits 0', async (command) => {
+    for (const argv of [
+      [command, '--help'],
+      [command, '-h'],
+      ['help', command],
+      [command, '--mode', 'bogus', '--help'],
+    ]) {
+      const { io, stdout } = captureIo()
+      expect(await run(argv, io), argv.join(' ')).toBe(0)
+      expect(stdout()).toMatch(new RegExp(`^Usage: hookguard ${command}`))
+    }
+  })
+})
+
+describe('hookguard sign', () => {
+  it("prints only the service's signature of a file, with the secret from --secret", async () => {
+    const { io, stdout, stderr } = captureIo()
+    expect(await run(['sign', payloadFile, '--secret', SECRET], io)).toBe(0)
+    expect(stdout()).toBe(`${customerCreated.signature}\n`)
+    expect(stderr()).toBe('')
+  })
+
+  it('takes the secret from HOOKGUARD_SECRET', async () => {
+    const { io, stdout } = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
+    expect(await run(['sign', payloadFile], io)).toBe(0)
+    expect(stdout()).toBe(`${customerCreated.signature}\n`)
+  })
+
+  it('prefers --secret over HOOKGUARD_SECRET', async () => {
+    const { io, stdout } = captureIo({ env: { HOOKGUARD_SECRET: 'whsec-other' } })
+    expect(await run(['sign', payloadFile, `--secret=${SECRET}`], io)).toBe(0)
+    expect(stdout()).toBe(`${customerCreated.signature}\n`)
+  })
+
+  it('reads the body from standard input when no file is given, or for -', async () => {
+    const pretty = vector('nested-groups/pretty-body')
+    for (const argv of [['sign'], ['sign', '-']]) {
+      const { io, stdout } = captureIo({ env: { HOOKGUARD_SECRET: SECRET }, stdin: pretty.body })
+      expect(await run(argv, io)).toBe(0)
+      expect(stdout()).toBe(`${pretty.signature}\n`)
+    }
+  })
+
+  it('signs the bytes as they are, a no-break space included', async () => {
+    const v = vector('nbsp-in-address')
+    const { io, stdout } = captureIo({ env: { HOOKGUARD_SECRET: v.secret }, stdin: new Uint8Array(Buffer.from(v.bodyBase64, 'base64')) })
+    expect(await run(['sign'], io)).toBe(0)
+    expect(stdout()).toBe(`${v.signature}\n`)
+  })
+
+  it('exits 2 naming both sources when there is no secret', async () => {
+    const { io, stdout, stderr } = captureIo()
+    expect(await run(['sign', payloadFile], io)).toBe(2)
+    expect(stdout()).toBe('')
+    expect(stderr()).toContain('--secret or the HOOKGUARD_SECRET environment variable is required')
+    expect(stderr()).toContain("Run 'hookguard sign --help' for usage.")
+  })
+
+  it('exits 2 when there is no file and standard input is a terminal or absent', async () => {
+    const { io, stderr } = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
+    expect(await run(['sign'], io)).toBe(2)
+    expect(stderr()).toContain('no body')
+    const tty = captureIo({ env: { HOOKGUARD_SECRET: SECRET }, stdin: '{}' })
+    Object.assign(tty.io.stdin as object, { isTTY: true })
+    expect(await run(['sign'], tty.io)).toBe(2)
+  })
+
+  it('exits 1 for a file that cannot be read, and never prints the secret', async () => {
+    const { io, stdout, stderr } = captureIo()
+    expect(await run(['sign', join(dir, 'missing.json'), '--secret', SECRET], io)).toBe(1)
+    expect(stdout()).toBe('')
+    expect(stderr()).toContain('ENOENT')
+    expect(stderr()).not.toContain(SECRET)
+  })
+
+  it('exits 2 for more than one file or an unknown option, without echoing values', async () => {
+    const two = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
+    expect(await run(['sign', payloadFile, 'hunter2'], two.io)).toBe(2)
+    expect(two.stderr()).not.toContain('hunter2')
+    const unknown = captureIo()
+    expect(await run(['sign', '--secrte=hunter2', payloadFile], unknown.io)).toBe(2)
+    expect(unknown.stderr()).toContain("Unknown option '--secrte'")
+    expect(unknown.stderr()).not.toContain('hunter2')
+  })
+})
+
+describe('hookguard send', () => {
+  it('delivers a sample event signed like the service, prints the status and body, and exits 0', async () => {
+    const server = await startServer(() => ({ status: 200, body: '{"received":true}' }))
+    const { io, stdout, stderr } = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
+    expect(await run(['send', `${server.url}/hooks`, '--mode', 'secret', '--event', 'order.paid'], io)).toBe(0)
+    expect(stdout()).toBe('200 OK\n{"received":true}\n')
+    expect(stderr()).toBe('')
+    const [request] = server.requests
+    expect(text(request?.body ?? new Uint8Array())).toBe(vector('order-paid').body)
+    expect(request?.headers['x-service-hmac-signature']).toBe(vector('order-paid').signature)
+  })
+
+  it('sends customer.created when neither --file nor --event is given', async () => {
+    const server = await startServer()
+    const { io } = captureIo()
+    expect(await run(['send', server.url, '--mode', 'none'], io)).toBe(0)
+    expect(text(server.requests[0]?.body ?? new Uint8Array())).toBe(serialize(sampleEvent('customer.created')))
+  })
+
+  it('sends a --file byte for byte and signs it as it is', async () => {
+    const pretty = vector('order-paid/pretty-body')
+    const file = join(dir, 'pretty.json')
+    await writeFile(file, pretty.body)
+    const server = await startServer()
+    const { io } = captureIo()
+    expect(await run(['send', server.url, '--mode', 'secret', '--secret', SECRET, '--file', file], io)).toBe(0)
+    expect(text(server.requests[0]?.body ?? new Uint8Array())).toBe(pretty.body)
+    expect(server.requests[0]?.headers['x-service-hmac-signature']).toBe(pretty.signature)
+  })
+
+  it('reads --file - from standard input', async () => {
+    const server = await startServer()
+    const { io } = captureIo({ stdin: '{"event":"ping"}' })
+    expect(await run(['send', server.url, '--mode', 'none', '--file', '-'], io)).toBe(0)
+    expect(text(server.requests[0]?.body ?? new Uint8Array())).toBe('{"event":"ping"}')
+  })
+
+  it('uses --signature-header', async () => {
+    const server = await startServer()
+    const { io } = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
+    expect(await run(['send', server.url, '--mode', 'secret', '--signature-header', 'X-Sig'], io)).toBe(0)
+    expect(server.requests[0]?.headers['x-sig']).toBe(customerCreated.signature)
+  })
+
+  it('sends Basic credentials, the password from HOOKGUARD_PASSWORD', async () => {
+    const { username, password, header } = fixtures.basic.cases[1] as (typeof fixtures.basic.cases)[number]
+    const server = await startServer()
+    const { io } = captureIo({ env: { HOOKGUARD_PASSWORD: password } })
+    expect(await run(['send', server.url, '--mode', 'basic', '--username', username], io)).toBe(0)
+    expect(server.requests[0]?.headers.authorization).toBe(header)
+  })
+
+  it('fetches a token and delivers with it in mode oauth2, verified by a receiver', async () => {
+    const receiver = await receiverServer({ auth: { mode: 'oauth2', appId: 'app-1', secret: APP_SECRET } })
+    const { io, stdout } = captureIo({ env: { HOOKGUARD_APP_SECRET: APP_SECRET } })
+    const code = await run(
+      ['send', `${receiver.url}/hooks`, '--mode', 'oauth2', '--token-url', `${receiver.url}/token`, '--appid', 'app-1'],
+      io,
+    )
+    expect(code).toBe(0)
+    expect(stdout()).toMatch(/^200 OK\n/)
+    expect(receiver.requests.map((r) => r.method)).toEqual(['GET', 'POST'])
+  })
+
+  it("prints the receiver's refusal, with headers for --include, and exits 1", async () => {
+    const receiver = await receiverServer({ auth: { mode: 'secret', secret: SECRET } })
+    const { io, stdout } = captureIo()
+    expect(await run(['send', receiver.url, '--mode', 'secret', '--secret', 'whsec-wrong', '-i'], io)).toBe(1)
+    const [status, ...rest] = stdout().split('\n')
+    expect(status).toBe('401 Unauthorized')
+    expect(rest).toContain('cache-control: no-store')
+    expect(JSON.parse(rest.at(-2) ?? '')).toMatchObject({ error: 'invalid_signature' })
+    expect(stdout()).not.toContain('whsec-wrong')
+  })
+
+  it('exits 1 naming the address when the receiver cannot be reached', async () => {
+    const url = await closedPort()
+    const { io, stdout, stderr } = captureIo()
+    expect(await run(['send', `${url}/hooks`, '--mode', 'none'], io)).toBe(1)
+    expect(stdout()).toBe('')
+    expect(stderr()).toBe(`hookguard: could not reach ${url}/hooks (ECONNREFUSED)\n`)
+  })
+
+  it('exits 1 without the app secret when the token address refuses', async () => {
+    const receiver = await receiverServer({ auth: { mode: 'oauth2', appId: 'app-1', secret: APP_SECRET } })
+    const { io, stderr } = captureIo()
+    const argv = [
+      'send',
+      receiver.url,
+      '--mode',
+      'oauth2',
+      '--token-url',
+      `${receiver.url}/token`,
+      '--appid',
+      'app-1',
+      '--app-secret',
+      'wrong-app-secret',
+    ]
+    expect(await run(argv, io)).toBe(1)
+    expect(stderr()).toBe(`hookguard: the token address ${receiver.url}/token answered 401 (invalid_client)\n`)
+  })
+
+  it('colours the status on a terminal, and not when NO_COLOR is set', async () => {
+    const server = await startServer()
+    const tty = captureIo({ tty: true })
+    await run(['send', server.url, '--mode', 'none'], tty.io)
+    expect(tty.stdout()).toContain('\u001b[32m204 No Content')
+    const noColor = captureIo({ tty: true, env: { NO_COLOR: '1' } })
+    await run(['send', server.url, '--mode', 'none'], noColor.io)
+    expect(noColor.stdout()).toBe('204 No Content\n')
+  })
+
+  describe('usage errors, exit code 2, nothing sent', () => {
+    const cases: [string, string[], string][] = [
+      ['no URL', ['send', '--mode', 'none'], '<url> is required'],
+      ['a URL that is not http(s)', ['send', 'ftp://x/y', '--mode', 'none'], '<url> must be an http:// or https:// URL'],
+      ['no --mode', ['send', 'http://127.0.0.1:9/'], '--mode is required'],
+      ['an unknown --mode', ['send', 'http://127.0.0.1:9/', '--mode', 'hmac'], '--mode must be one of secret, basic, oauth2, none'],
+      [
+        'no secret',
+        ['send', 'http://127.0.0.1:9/', '--mode', 'secret'],
+        '--secret or the HOOKGUARD_SECRET environment variable is required',
+      ],
+      ['no username', ['send', 'http://127.0.0.1:9/', '--mode', 'basic', '--password', 'p'], '--username is required'],
+      [
+        'a username with a colon',
+        ['send', 'http://127.0.0.1:9/', '--mode', 'basic', '--username', 'a:b', '--password', 'p'],
+        'username cannot contain a colon',
+      ],
+      [
+        'no --token-url',
+        ['send', 'http://127.0.0.1:9/', '--mode', 'oauth2', '--appid', 'a', '--app-secret', 's'],
+        '--token-url is required',
+      ],
+      ['both --file and --event', ['send', 'http://127.0.0.1:9/', '--mode', 'none', '--file', 'x', '--event', 'order.paid'], 'not both'],
+      ['an unknown --event', ['send', 'http://127.0.0.1:9/', '--mode', 'none', '--event', 'order.refunded'], '--event must be one of'],
+      ['an option without its value', ['send', 'http://127.0.0.1:9/', '--mode'], "Option '--mode <value>' argument missing"],
+    ]
+    it.each(cases)('for %s', async (_what, argv, message) => {
+      let requests = 0
+      const { io, stdout, stderr } = captureIo()
+      io.fetch = async () => {
+        requests++
+        return new Response(null, { status: 204 })
+      }
+      expect(await run(argv, io)).toBe(2)
+      expect(stderr()).toContain(message)
+      expect(stderr()).toContain("Run 'hookguard send --help' for usage.")
+      expect(stdout()).toBe('')
+      expect(requests).toBe(0)
+    })
+  })
+})
+
+describe('hookguard token', () => {
+  const auth = { mode: 'oauth2', appId: 'app-1', secret: APP_SECRET } as const
+
+  it('fetches a token the way the service does and prints the JSON answer', async () => {
+    const receiver = await receiverServer({ auth })
+    const { io, stdout } = captureIo()
+    expect(await run(['token', `${receiver.url}/token`, '--appid', 'app-1', '--secret', APP_SECRET], io)).toBe(0)
+    const answer = JSON.parse(stdout())
+    expect(answer).toMatchObject({ expires_in: 7200, token_type: 'Bearer' })
+    expect(answer.access_token).toEqual(expect.any(String))
+    const query = new URL(receiver.requests[0]?.url ?? '', receiver.url).searchParams
+    expect(Object.fromEntries(query)).toEqual({ appid: 'app-1', secret: APP_SECRET, grant_type: 'client_credentials' })
+  })
+
+  it('prints a token that a receiver accepts', async () => {
+    const receiver = await receiverServer({ auth })
+    const { io, stdout } = captureIo({ env: { HOOKGUARD_APP_SECRET: APP_SECRET } })
+    expect(await run(['token', `${receiver.url}/token`, '--appid', 'app-1'], io)).toBe(0)
+    const { access_token } = JSON.parse(stdout())
+    const answer = await deliver({ url: `${receiver.url}/hooks?access_token=${access_token}`, mode: 'none', payload: '{}' })
+    expect(answer.status).toBe(200)
+  })
+
+  it('exits 1 with the status and error code, and never the secret, when refused', async () => {
+    const receiver = await receiverServer({ auth })
+    const { io, stdout, stderr } = captureIo()
+    expect(await run(['token', `${receiver.url}/token`, '--appid', 'app-1', '--secret', 'wrong-app-secret'], io)).toBe(1)
+    expect(stdout()).toBe('')
+    expect(stderr()).toBe(`hookguard: the token address ${receiver.url}/token answered 401 (invalid_client)\n`)
+  })
+
+  it('exits 2 without --appid, or without a secret', async () => {
+    const noId = captureIo()
+    expect(await run(['token', 'http://127.0.0.1:9/token', '--secret', 's'], noId.io)).toBe(2)
+    expect(noId.stderr()).toContain('--appid is required')
+    const noSecret = captureIo()
+    expect(await run(['token', 'http://127.0.0.1:9/token', '--appid', 'a'], noSecret.io)).toBe(2)
+    expect(noSecret.stderr()).toContain('HOOKGUARD_APP_SECRET')
+  })
+})
+
+describe('hookguard listen', () => {
+  /** Starts `listen` on a free port; resolves its base URL, its output and a stop function. */
+  async function listen(args: string[], env: Record<string, string> = {}) {
+    const controller = new AbortController()
+    const captured = captureIo({ env, signal: controller.signal })
+    const exit = run(['listen', '--port', '0', ...args], captured.io)
+    const [, url] = await Promise.race([
+      captured.waitForStdout(/Listening on (http:\/\/127\.0\.0\.1:\d+)\//),
+      exit.then((code) => expect.unreachable(`listen exited ${code}: ${captured.stderr()}`)),
+    ])
+    const lines = () => captured.stdout().split('\n').slice(1, -1)
+    const stop = async () => {
+      controller.abort()
+      return exit
+    }
+    return { url: url as string, lines, stop, ...captured }
+  }
+
+  it('prints verified with the event for a valid delivery, rejected with the code for a tampered one, and exits 0 when stopped', async () => {
+    const listener = await listen(['--mode', 'secret', '--secret', SECRET])
+    const valid = await deliver({ url: `${listener.url}/hooks`, mode: 'secret', secret: SECRET, payload: sampleEvent('order.paid') })
+    expect(valid.status).toBe(200)
+    const tampered = await fetch(`${listener.url}/hooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8', 'x-service-hmac-signature': customerCreated.signature },
+      body: vector('customer-created/tampered').body,
+    })
+    expect(tampered.status).toBe(401)
+    expect(listener.lines()).toEqual(['verified  POST /hooks  order.paid', 'rejected  POST /hooks  invalid_signature (401)'])
+
+    expect(await listener.stop()).toBe(0)
+    expect(listener.stdout()).toMatch(/Stopped\.\n$/)
+    await expect(fetch(listener.url)).rejects.toThrow()
+  })
+
+  it('prints missing_signature for a delivery without a signature, and a verified one without an event as such', async () => {
+    const listener = await listen(['--mode', 'secret'], { HOOKGUARD_SECRET: SECRET })
+    await deliver({ url: listener.url, mode: 'none', payload: sampleEvent() })
+    await deliver({ url: `${listener.url}/x`, mode: 'secret', secret: SECRET, payload: [1, 2] })
+    expect(listener.lines()).toEqual(['rejected  POST /  missing_signature (401)', 'verified  POST /x'])
+    expect(await listener.stop()).toBe(0)
+  })
+
+  it('serves the token address at /token in mode oauth2 and prints each token request', async () => {
+    const listener = await listen(['--mode', 'oauth2', '--appid', 'app-1'], { HOOKGUARD_APP_SECRET: APP_SECRET })
+    expect(listener.stdout()).toContain(`Token address: ${listener.url}/token\n`)
+    const options = {
+      url: `${listener.url}/hooks`,
+      mode: 'oauth2',
+      tokenUrl: `${listener.url}/token`,
+      appId: 'app-1',
+      payload: sampleEvent(),
+    } as const
+    expect((await deliver({ ...options, appSecret: APP_SECRET })).status).toBe(200)
+    await expect(deliver({ ...options, appSecret: 'wrong-app-secret' })).rejects.toMatchObject({ code: 'token_request_failed' })
+    expect(listener.lines().slice(1)).toEqual([
+      'token     GET /token  issued (200)',
+      'verified  POST /hooks  customer.created',
+      'token     GET /token  invalid_client (401)',
+    ])
+    expect(listener.stdout()).not.toContain(APP_SECRET)
+    expect(await listener.stop()).toBe(0)
+  })
+
+  it('prints invalid_credentials for a wrong Basic password', async () => {
+    const listener = await listen(['--mode', 'basic', '--username', 'hook-user'], { HOOKGUARD_PASSWORD: 'right' })
+    await deliver({ url: listener.url, mode: 'basic', username: 'hook-user', password: 'wrong', payload: '{}' })
+    await deliver({ url: listener.url, mode: 'basic', username: 'hook-user', password: 'right', payload: '{}' })
+    expect(listener.lines()).toEqual(['rejected  POST /  invalid_credentials (401)', 'verified  POST /'])
+    expect(await listener.stop()).toBe(0)
+  })
+
+  it('replaces control characters in an event name, so a payload cannot drive the terminal', async () => {
+    const listener = await listen(['--mode', 'none'])
+    await deliver({ url: listener.url, mode: 'none', payload: { event: 'evil\u001b[2Jname' } })
+    expect(listener.lines()).toEqual(['verified  POST /  evil\uFFFD[2Jname'])
+    expect(await listener.stop()).toBe(0)
+  })
+
+  it('exits 1 when the port is taken', async () => {
+    const taken = await startServer()
+    const { io, stderr } = captureIo()
+    expect(await run(['listen', '--mode', 'none', '--port', new URL(taken.url).port], io)).toBe(1)
+    expect(stderr()).toMatch(/cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/)
+  })
+
+  it.each([
+    ['no --mode', ['listen'], '--mode is required'],
+    ['a port out of range', ['listen', '--mode', 'none', '--port', '70000'], '--port must be a whole number'],
+    ['no secret', ['listen', '--mode', 'secret', '--port', '0'], 'HOOKGUARD_SECRET'],
+    ['a positional argument', ['listen', 'extra', '--mode', 'none'], 'expected no arguments besides options'],
+  ])('exits 2 before listening for %s', async (_what, argv, message) => {
+    const { io, stdout, stderr } = captureIo()
+    expect(await run(argv, io)).toBe(2)
+    expect(stderr()).toContain(message)
+    expect(stdout()).toBe('')
+  })
+})
+
+describe('signatures printed by sign', () => {
+  it('match what send puts on the wire for the same body', async () => {
+    const server = await startServer()
+    const signed = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
+    await run(['sign', payloadFile], signed.io)
+    await run(['send', server.url, '--mode', 'secret', '--file', payloadFile], captureIo({ env: { HOOKGUARD_SECRET: SECRET } }).io)
+    expect(signed.stdout().trim()).toBe(server.requests[0]?.headers['x-service-hmac-signature'])
+    expect(signed.stdout().trim()).toBe(await sign(customerCreated.body, SECRET))
+  })
+})
