@@ -44,7 +44,9 @@ export class WebhookError extends Error {
     super(message, init.cause === undefined ? undefined : { cause: init.cause })
     this.code = code
     this.status = ERROR_STATUS[code]
-    this.headers = init.headers ?? {}
+    // no-store rides on the error itself, so a framework's own error handler (onError 'next' or
+    // 'throw') answers with it too.
+    this.headers = { 'cache-control': 'no-store', ...init.headers }
   }
 
   get statusCode(): number {

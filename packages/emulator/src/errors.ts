@@ -4,6 +4,8 @@ export type EmulatorErrorCode = 'token_request_failed' | 'delivery_failed'
 interface EmulatorErrorInit {
   /** The HTTP status the other side answered, when it answered at all. */
   status?: number
+  /** The `error` code the other side answered with, when it sent one that is safe to repeat. */
+  reason?: string
   cause?: unknown
 }
 
@@ -16,11 +18,13 @@ export class EmulatorError extends Error {
   override readonly name = 'EmulatorError'
   readonly code: EmulatorErrorCode
   readonly status: number | undefined
+  readonly reason: string | undefined
 
   constructor(code: EmulatorErrorCode, message: string, init: EmulatorErrorInit = {}) {
     super(`@hookguard/emulator: ${message}`, init.cause === undefined ? undefined : { cause: init.cause })
     this.code = code
     this.status = init.status
+    this.reason = init.reason
   }
 }
 

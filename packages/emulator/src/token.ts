@@ -64,10 +64,15 @@ export function createTokenRequest(options: RequestTokenOptions): () => Promise<
     const answer = parseObject(text)
     if (!response.ok) {
       const error = answer?.error
-      const code = typeof error === 'string' && ERROR_CODE.test(error) && !error.includes(appSecret) ? ` (${error})` : ''
-      throw new EmulatorError('token_request_failed', `the token address ${where} answered ${response.status}${code}`, {
-        status: response.status,
-      })
+      const reason = typeof error === 'string' && ERROR_CODE.test(error) && !error.includes(appSecret) ? error : undefined
+      throw new EmulatorError(
+        'token_request_failed',
+        `the token address ${where} answered ${response.status}${reason ? ` (${reason})` : ''}`,
+        {
+          status: response.status,
+          reason,
+        },
+      )
     }
     if (typeof answer?.access_token !== 'string' || answer.access_token.length === 0) {
       throw new EmulatorError('token_request_failed', `the token address ${where} answered ${response.status} without an access_token`, {

@@ -1,0 +1,43 @@
+import type { WebhookDelivery } from '@hookguard/core'
+import * as adapter from '@hookguard/express'
+import { type ExpressWebhookOptions, tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/express'
+import express, { type Request, type RequestHandler } from 'express'
+import { describe, expect, expectTypeOf, it } from 'vitest'
+
+// The type assertions are checked by `tsc`; the runtime assertions pin the export list.
+
+describe('@hookguard/express', () => {
+  it('exports webhook, tokenEndpoint and WebhookError, nothing else at run time', () => {
+    expect(Object.keys(adapter).sort()).toEqual(['WebhookError', 'tokenEndpoint', 'webhook'])
+  })
+
+  it('types req.webhook on every Express request, as set only after webhook() ran', () => {
+    expectTypeOf<Request['webhook']>().toEqualTypeOf<WebhookDelivery | undefined>()
+    express().post('/hooks', webhook({ auth: { mode: 'none' } }), (req, res) => {
+      expectTypeOf(req.webhook).toEqualTypeOf<WebhookDelivery | undefined>()
+      expectTypeOf(req.webhook?.rawBody).toEqualTypeOf<Uint8Array | undefined>()
+      res.end()
+    })
+  })
+
+  it('exports WebhookVariables for handlers that narrow the request', () => {
+    expectTypeOf<WebhookVariables>().toEqualTypeOf<{ webhook: WebhookDelivery }>()
+    expectTypeOf<(Request & WebhookVariables)['webhook']>().toEqualTypeOf<WebhookDelivery>()
+  })
+
+  it('returns Express request handlers', () => {
+    expectTypeOf(webhook).returns.toEqualTypeOf<RequestHandler>()
+    expectTypeOf(tokenEndpoint).returns.toEqualTypeOf<RequestHandler>()
+  })
+
+  it("accepts onError 'respond' or 'next'", () => {
+    expectTypeOf<ExpressWebhookOptions['onError']>().toEqualTypeOf<'respond' | 'next' | undefined>()
+    const wrong = () =>
+      webhook({
+        auth: { mode: 'none' },
+        // @ts-expect-error Express passes errors on with next(err); there is no 'throw'
+        onError: 'throw',
+      })
+    expect(wrong).toThrow(TypeError)
+  })
+})

@@ -1,0 +1,151 @@
+import {
+  createReceiver,
+  type IncomingRequest,
+  payloadTooLarge,
+  rawBodyUnavailable,
+  readLimited,
+  type WebhookDelivery,
+  type WebhookOptions,
+  type WebhookResponse,
+} from '@hookguard/core'
+import type { Context, HonoRequest, MiddlewareHandler } from 'hono'
+import { createMiddleware } from 'hono/factory'
+import { HTTPException } from 'hono/http-exception'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+
+const HOW_TO_MOUNT =
+  'Mount webhook() before any middleware that reads the body, or read it there with c.req.text() or c.req.arrayBuffer(), which Hono keeps byte for byte.'
+
+export type HonoWebhookOptions = WebhookOptions & {
+  /**
+   * `'respond'` answers a refused request itself; `'throw'` throws an `HTTPException` whose
+   * response is that answer and whose `cause` is the `WebhookError`, for `app.onError`.
+   */
+  onError?: 'respond' | 'throw'
+}
+
+/** What `webhook()` adds to the context: `c.get('webhook')`. */
+export type WebhookVariables = {
+  webhook: WebhookDelivery
+}
+
+declare module 'hono' {
+  interface ContextVariableMap extends WebhookVariables {}
+}
+
+/**
+ * Hono 4 middleware for the message receiving address, on any runtime (Node, Bun, Deno, Workers).
+ * On success `c.get('webhook')` holds `{ mode, payload, rawBody }` and the next handler runs;
+ * `c.req.json()` and `c.req.text()` still work there. On failure the request is answered (or
+ * thrown, see `onError`) and the next handler never runs.
+ *
+ * Options (besides `onError`, those of `@hookguard/core`):
+ * - `auth`: `{ mode: 'secret', secret }` (a string, several for rotation, or a function of the
+ *   request), `{ mode: 'basic', username, password }` or `{ mode: 'basic', verify }`,
+ *   `{ mode: 'oauth2', appId, secret }`, or `{ mode: 'none' }`. Required.
+ * - `maxBodySize`: largest body in bytes; default 1 MiB.
+ * - `maxDepth`: deepest JSON nesting; default 1000.
+ * - `signatureHeader`: default `'X-Service-Hmac-Signature'`.
+ * - `onError`: `'respond'` (default) returns the JSON error answer; `'throw'` throws an
+ *   `HTTPException` carrying that answer (`getResponse()`) and the `WebhookError` as `cause`.
+ *
+ * @example
+ * app.post('/hooks', webhook({ auth: { mode: 'secret', secret: env.WEBHOOK_SECRET } }), (c) => {
+ *   console.log(c.get('webhook').payload)
+ *   return c.body(null, 204)
+ * })
+ */
+export function webhook(options: HonoWebhookOptions): MiddlewareHandler<{ Variables: WebhookVariables }> {
+  const receiver = createReceiver(options)
+  const onError = checkOnError(options.onError)
+
+  return createMiddleware<{ Variables: WebhookVariables }>(async function webhookMiddleware(c, next) {
+    const result = await receiver.verify(toIncomingRequest(c.req))
+    if (!result.ok) {
+      const answer = toResponse(result.response)
+      if (onError === 'throw') {
+        const status = result.error.status as ContentfulStatusCode
+        throw new HTTPException(status, { res: answer, message: result.error.message, cause: result.error })
+      }
+      return answer
+    }
+    c.set('webhook', result.delivery)
+    await next()
+  })
+}
+
+/**
+ * Handler for the token acquisition address (mode `oauth2`): answers the service's
+ * `GET ?appid=…&secret=…&grant_type=client_credentials`, or the same fields as a form POST.
+ * Throws a `TypeError` at setup for any other mode.
+ *
+ * @example
+ * app.all('/token', tokenEndpoint({ auth: { mode: 'oauth2', appId: 'my-app', secret: env.WEBHOOK_SECRET } }))
+ */
+export function tokenEndpoint(options: HonoWebhookOptions): (c: Context) => Promise<Response> {
+  const receiver = createReceiver(options, 'token')
+  return async function tokenHandler(c) {
+    return toResponse(await receiver.token(toIncomingRequest(c.req)))
+  }
+}
+
+/**
+ * Hono's body cache as it is at run time: `c.req.text()` and friends store the promise they read,
+ * and a later call for another type re-reads whichever entry is there.
+ */
+type BodyCache = { [Key in keyof Bodies]?: Bodies[Key] | Promise<Bodies[Key]> }
+type Bodies = Required<HonoRequest['bodyCache']>
+
+const encoder = new TextEncoder()
+
+function checkOnError(onError: unknown): 'respond' | 'throw' {
+  if (onError === undefined) return 'respond'
+  if (onError === 'respond' || onError === 'throw') return onError
+  throw new TypeError("@hookguard/hono: onError must be 'respond' or 'throw'")
+}
+
+function toIncomingRequest(req: HonoRequest): IncomingRequest {
+  return { method: req.method, url: req.url, headers: req.raw.headers, body: (limit) => readBody(req, limit) }
+}
+
+/**
+ * Reads the body through Hono's cache, so that the handler can still call `c.req.json()`: the
+ * bytes a middleware before us cached are reused, and the bytes we read are cached for after.
+ */
+async function readBody(req: HonoRequest, limit: number): Promise<Uint8Array> {
+  const cache = req.bodyCache as BodyCache
+  const cached = await cachedBytes(cache)
+  if (cached !== undefined) {
+    // Whoever read it first read without our limit.
+    if (cached.byteLength > limit) throw payloadTooLarge(limit)
+    return cached
+  }
+  // Parsed JSON or form data cannot be turned back into the bytes that were signed.
+  if (req.raw.bodyUsed || Object.keys(cache).length > 0) throw rawBodyUnavailable(HOW_TO_MOUNT)
+  const bytes = await readLimited(req.raw.body, limit)
+  cache.arrayBuffer = Promise.resolve(ownBuffer(bytes))
+  return bytes
+}
+
+async function cachedBytes({ arrayBuffer, blob, text }: BodyCache): Promise<Uint8Array | undefined> {
+  if (arrayBuffer !== undefined) return new Uint8Array(await arrayBuffer)
+  if (blob !== undefined) return new Uint8Array(await (await blob).arrayBuffer())
+  // Text was decoded as UTF-8; encoding it again gives back the bytes received for any UTF-8 body
+  // without a byte order mark, and any other body fails verification rather than passing.
+  if (text !== undefined) return encoder.encode(await text)
+  return undefined
+}
+
+/** The bytes in an `ArrayBuffer` of their own: a stream's chunk may be a view into a larger pool. */
+function ownBuffer(bytes: Uint8Array): ArrayBuffer {
+  const { buffer, byteOffset, byteLength } = bytes
+  if (buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength) return buffer
+  return bytes.slice().buffer as ArrayBuffer
+}
+
+function toResponse({ status, headers, body }: WebhookResponse): Response {
+  return new Response(body, { status, headers })
+}
+
+export type { WebhookAuth, WebhookDelivery, WebhookErrorCode, WebhookMode, WebhookOptions, WebhookRequest } from '@hookguard/core'
+export { WebhookError } from '@hookguard/core'

@@ -1,0 +1,54 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import type { WebhookDelivery } from '@hookguard/core'
+import * as adapter from '@hookguard/hono'
+import { type HonoWebhookOptions, tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/hono'
+import { type Context, Hono } from 'hono'
+import { describe, expect, expectTypeOf, it } from 'vitest'
+
+// The type assertions are checked by `tsc`; the runtime assertions pin the export list and the
+// package's portability.
+
+describe('@hookguard/hono', () => {
+  it('exports webhook, tokenEndpoint and WebhookError, nothing else at run time', () => {
+    expect(Object.keys(adapter).sort()).toEqual(['WebhookError', 'tokenEndpoint', 'webhook'])
+  })
+
+  it('uses no Node API, so that it runs on Bun, Deno and Workers unchanged', () => {
+    const folder = new URL('../src/', import.meta.url)
+    for (const file of readdirSync(folder)) {
+      const source = readFileSync(new URL(file, folder), 'utf8')
+      expect(source, file).not.toMatch(/from '(node:|fs|http|stream|buffer|crypto)|\bBuffer\b|\bprocess\./)
+    }
+  })
+
+  it("types c.get('webhook') through the middleware's Variables", () => {
+    new Hono().post('/hooks', webhook({ auth: { mode: 'none' } }), (c) => {
+      expectTypeOf(c.get('webhook')).toEqualTypeOf<WebhookDelivery>()
+      expectTypeOf(c.var.webhook.rawBody).toEqualTypeOf<Uint8Array>()
+      return c.body(null, 204)
+    })
+  })
+
+  it("types c.get('webhook') through ContextVariableMap in handlers typed on their own", () => {
+    const handler = (c: Context) => c.get('webhook')
+    expectTypeOf(handler).returns.toEqualTypeOf<WebhookDelivery>()
+    expectTypeOf<WebhookVariables>().toEqualTypeOf<{ webhook: WebhookDelivery }>()
+  })
+
+  it('returns a handler that Hono routes accept', () => {
+    const app = new Hono().all('/token', tokenEndpoint({ auth: { mode: 'oauth2', appId: 'a', secret: 's' } }))
+    expectTypeOf(tokenEndpoint).returns.toEqualTypeOf<(c: Context) => Promise<Response>>()
+    expect(app.routes.map((route) => route.path)).toEqual(['/token'])
+  })
+
+  it("accepts onError 'respond' or 'throw'", () => {
+    expectTypeOf<HonoWebhookOptions['onError']>().toEqualTypeOf<'respond' | 'throw' | undefined>()
+    const wrong = () =>
+      webhook({
+        auth: { mode: 'none' },
+        // @ts-expect-error Hono middleware throws; there is no next(err)
+        onError: 'next',
+      })
+    expect(wrong).toThrow(TypeError)
+  })
+})

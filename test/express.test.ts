@@ -1,0 +1,193 @@
+import type { IncomingMessage } from 'node:http'
+import { tokenEndpoint, WebhookError, type WebhookRequest, webhook } from '@hookguard/express'
+import express5, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express'
+import express4 from 'express4'
+import { afterEach, describe, expect, it } from 'vitest'
+import fixtures from './fixtures/signatures.json' with { type: 'json' }
+import { listen, type Outgoing, type Target } from './support/http.ts'
+
+// What differs per framework: parsers mounted before webhook(), mount paths, next(), onError.
+
+const vector = fixtures.vectors[0] as (typeof fixtures.vectors)[number]
+const auth = { mode: 'secret', secret: vector.secret } as const
+const signed: Outgoing = {
+  path: '/hooks',
+  headers: { 'content-type': 'application/json', 'x-service-hmac-signature': vector.signature },
+  body: vector.body,
+}
+const delivered = { payload: JSON.parse(vector.body), raw: vector.body }
+
+let target: Target | undefined
+afterEach(async () => {
+  await target?.close()
+  target = undefined
+})
+
+async function serve(app: Express): Promise<Target> {
+  target = await listen(app)
+  return target
+}
+
+/** Answers what the handler after webhook() saw. */
+const echo: RequestHandler = (req, res) => {
+  const raw = req.webhook === undefined ? undefined : new TextDecoder().decode(req.webhook.rawBody)
+  res.json({ payload: req.body, raw })
+}
+
+describe.each([
+  ['Express 4', express4],
+  ['Express 5', express5],
+])('%s', (_, express) => {
+  describe('after a body parser', () => {
+    it('answers 500 raw_body_unavailable after express.json(), and says how to mount it', async () => {
+      const app = express()
+      app.use(express.json())
+      app.post('/hooks', webhook({ auth }), echo)
+      const reply = await (await serve(app)).send(signed)
+      expect(reply.status).toBe(500)
+      const answer = JSON.parse(reply.text)
+      expect(answer.error).toBe('raw_body_unavailable')
+      expect(answer.message).toContain('express.json({ verify')
+    })
+
+    it('verifies the raw copy that express.json({ verify }) keeps in req.rawBody', async () => {
+      const app = express()
+      app.use(express.json({ verify: (req: IncomingMessage, _res, buf: Buffer) => Object.assign(req, { rawBody: buf }) }))
+      app.post('/hooks', webhook({ auth }), echo)
+      const reply = await (await serve(app)).send(signed)
+      expect(reply.status).toBe(200)
+      expect(JSON.parse(reply.text)).toEqual(delivered)
+    })
+
+    it('verifies the Buffer that express.raw() leaves in req.body', async () => {
+      const app = express()
+      app.use(express.raw({ type: '*/*' }))
+      app.post('/hooks', webhook({ auth }), echo)
+      const reply = await (await serve(app)).send(signed)
+      expect(reply.status).toBe(200)
+      expect(JSON.parse(reply.text)).toEqual(delivered)
+    })
+
+    it('verifies the string that express.text() leaves in req.body', async () => {
+      const app = express()
+      app.use(express.text({ type: '*/*' }))
+      app.post('/hooks', webhook({ auth }), echo)
+      const reply = await (await serve(app)).send(signed)
+      expect(reply.status).toBe(200)
+      expect(JSON.parse(reply.text)).toEqual(delivered)
+    })
+
+    it('reads the body itself when express.json() skipped it (a form, in mode oauth2)', async () => {
+      const options = { auth: { mode: 'oauth2', appId: 'wx-app-1042', secret: 'oauth-secret-4f1d9a' } } as const
+      const app = express()
+      app.use(express.json())
+      app.get('/token', tokenEndpoint(options))
+      app.post('/hooks', webhook(options), echo)
+      const server = await serve(app)
+      const token = JSON.parse(
+        (await server.send({ method: 'GET', path: '/token?appid=wx-app-1042&secret=oauth-secret-4f1d9a&grant_type=client_credentials' }))
+          .text,
+      ).access_token
+      const form = `event=order.paid&access_token=${token}`
+      const reply = await server.send({ path: '/hooks', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form })
+      expect(reply.status).toBe(200)
+      expect(JSON.parse(reply.text)).toEqual({ payload: { event: 'order.paid' }, raw: form })
+    })
+  })
+
+  describe('mounted on a router under a path', () => {
+    it("gives resolvers the request's full path and query (req.originalUrl)", async () => {
+      const seen: string[] = []
+      const secret = (req: WebhookRequest) => {
+        seen.push(`${req.url.pathname}${req.url.search}`)
+        return vector.secret
+      }
+      const router = express.Router()
+      router.post('/hooks', webhook({ auth: { mode: 'secret', secret } }), echo)
+      const app = express()
+      app.use('/api/v1', router)
+      const reply = await (await serve(app)).send({ ...signed, path: '/api/v1/hooks?tenant=acme' })
+      expect(reply.status).toBe(200)
+      expect(seen).toEqual(['/api/v1/hooks?tenant=acme'])
+    })
+  })
+
+  describe('next()', () => {
+    it('falls through to the next middleware after a verified delivery', async () => {
+      const app = express()
+      app.use(webhook({ auth }))
+      app.use((req, _res, next) => {
+        req.headers['x-seen-by'] = 'second middleware'
+        next()
+      })
+      app.post('/hooks', (req, res) => res.json({ seenBy: req.headers['x-seen-by'], event: req.webhook?.payload }))
+      const reply = await (await serve(app)).send(signed)
+      expect(JSON.parse(reply.text)).toEqual({ seenBy: 'second middleware', event: JSON.parse(vector.body) })
+    })
+
+    it("passes a resolver's error to the error middleware (Express 4 ignores rejected promises)", async () => {
+      const failure = new Error('the tenant table is offline')
+      const app = express()
+      app.post(
+        '/hooks',
+        webhook({
+          auth: {
+            mode: 'secret',
+            secret: () => {
+              throw failure
+            },
+          },
+        }),
+        echo,
+      )
+      const caught: unknown[] = []
+      const onError: ErrorRequestHandler = (error, _req, res, _next) => {
+        caught.push(error)
+        res.status(503).end()
+      }
+      app.use(onError)
+      const reply = await (await serve(app)).send(signed)
+      expect(reply.status).toBe(503)
+      expect(caught).toEqual([failure])
+    })
+  })
+
+  describe("onError: 'next'", () => {
+    it('hands the WebhookError, with its status and headers, to the error middleware', async () => {
+      const app = express()
+      app.post('/hooks', webhook({ auth: { mode: 'basic', username: 'u', password: 'p' }, onError: 'next' }), echo)
+      const caught: unknown[] = []
+      const onError: ErrorRequestHandler = (error, _req, res, _next) => {
+        caught.push(error)
+        res.status(error.status).set(error.headers).json({ code: error.code })
+      }
+      app.use(onError)
+      const reply = await (await serve(app)).send(signed)
+      expect(reply.status).toBe(401)
+      expect(reply.headers['www-authenticate']).toBe('Basic realm="webhook", charset="UTF-8"')
+      expect(JSON.parse(reply.text)).toEqual({ code: 'missing_credentials' })
+      expect(caught[0]).toBeInstanceOf(WebhookError)
+    })
+
+    it("is answered by Express's own error handler when the app has none", async () => {
+      const app = express()
+      app.post('/hooks', webhook({ auth, onError: 'next' }), echo)
+      const reply = await (await serve(app)).send({ ...signed, headers: {} })
+      expect(reply.status).toBe(401)
+    })
+  })
+
+  describe('setup', () => {
+    it('throws a TypeError for an unknown onError', () => {
+      expect(() => webhook({ auth, onError: 'throw' as 'next' })).toThrow(/^@hookguard\/express: onError/)
+    })
+
+    it("throws a TypeError for a token endpoint outside mode 'oauth2'", () => {
+      expect(() => tokenEndpoint({ auth })).toThrow(TypeError)
+    })
+
+    it('throws a TypeError for missing options', () => {
+      expect(() => webhook(undefined as never)).toThrow(/^@hookguard\/core/)
+    })
+  })
+})

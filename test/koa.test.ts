@@ -1,0 +1,170 @@
+import { type KoaWebhookOptions, tokenEndpoint, WebhookError, type WebhookRequest, webhook } from '@hookguard/koa'
+import { bodyParser } from '@koa/bodyparser'
+import Koa3, { type Middleware } from 'koa'
+import koaBodyParser from 'koa-bodyparser'
+import Koa2 from 'koa2'
+import { afterEach, describe, expect, it } from 'vitest'
+import fixtures from './fixtures/signatures.json' with { type: 'json' }
+import { listen, type Outgoing, type Target } from './support/http.ts'
+
+// What differs per framework: parsers mounted before webhook(), mount paths, next(), onError.
+
+const vector = fixtures.vectors[0] as (typeof fixtures.vectors)[number]
+const auth = { mode: 'secret', secret: vector.secret } as const
+const signed: Outgoing = {
+  path: '/hooks',
+  headers: { 'content-type': 'application/json', 'x-service-hmac-signature': vector.signature },
+  body: vector.body,
+}
+const delivered = { payload: JSON.parse(vector.body), raw: vector.body }
+
+let target: Target | undefined
+afterEach(async () => {
+  await target?.close()
+  target = undefined
+})
+
+/** Serves `middleware` in order, then a handler that answers what webhook() delivered. */
+async function serve(Koa: typeof Koa3, ...middleware: Middleware[]): Promise<Target> {
+  const app = new Koa()
+  app.silent = true
+  for (const fn of middleware) app.use(fn)
+  app.use((ctx) => {
+    ctx.body = { payload: ctx.request.body, raw: ctx.request.rawBody }
+  })
+  target = await listen(app.callback())
+  return target
+}
+
+describe.each([
+  ['Koa 2', Koa2],
+  ['Koa 3', Koa3],
+])('%s', (_, Koa) => {
+  describe('after a body parser', () => {
+    it('verifies the raw copy that koa-bodyparser keeps in ctx.request.rawBody', async () => {
+      const reply = await (await serve(Koa, koaBodyParser(), webhook({ auth }))).send(signed)
+      expect(reply.status).toBe(200)
+      expect(JSON.parse(reply.text)).toEqual(delivered)
+    })
+
+    it('verifies the raw copy that @koa/bodyparser keeps in ctx.request.rawBody', async () => {
+      const reply = await (await serve(Koa, bodyParser(), webhook({ auth }))).send(signed)
+      expect(reply.status).toBe(200)
+      expect(JSON.parse(reply.text)).toEqual(delivered)
+    })
+
+    it('answers 500 raw_body_unavailable after a middleware that read the body and kept no copy, and says how to mount it', async () => {
+      const consume: Middleware = async (ctx, next) => {
+        const chunks: Buffer[] = []
+        for await (const chunk of ctx.req) chunks.push(chunk)
+        ctx.request.body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+        await next()
+      }
+      const reply = await (await serve(Koa, consume, webhook({ auth }))).send(signed)
+      expect(reply.status).toBe(500)
+      const answer = JSON.parse(reply.text)
+      expect(answer.error).toBe('raw_body_unavailable')
+      expect(answer.message).toContain('ctx.request.rawBody')
+    })
+
+    it('reads the body itself when a parser skipped it (koa-bodyparser sets ctx.request.body to {} for a type it does not parse)', async () => {
+      const reply = await (await serve(Koa, koaBodyParser({ enableTypes: ['form'] }), webhook({ auth }))).send(signed)
+      expect(reply.status).toBe(200)
+      expect(JSON.parse(reply.text)).toEqual(delivered)
+    })
+  })
+
+  describe('mounted under a path', () => {
+    it("gives resolvers the request's full path and query (ctx.originalUrl)", async () => {
+      const seen: string[] = []
+      const secret = (req: WebhookRequest) => {
+        seen.push(`${req.url.pathname}${req.url.search}`)
+        return vector.secret
+      }
+      // What koa-mount does: the app below the mount point sees the path without its prefix.
+      const mount: Middleware = async (ctx, next) => {
+        ctx.path = ctx.path.replace(/^\/api\/v1/, '')
+        await next()
+      }
+      const reply = await (await serve(Koa, mount, webhook({ auth: { mode: 'secret', secret } }))).send({
+        ...signed,
+        path: '/api/v1/hooks?tenant=acme',
+      })
+      expect(reply.status).toBe(200)
+      expect(seen).toEqual(['/api/v1/hooks?tenant=acme'])
+    })
+  })
+
+  describe('next()', () => {
+    it('runs the middleware after it only for a verified delivery, and waits for it', async () => {
+      const after: string[] = []
+      const record: Middleware = async (ctx, next) => {
+        await next()
+        after.push(`${ctx.status}`)
+      }
+      const server = await serve(Koa, record, webhook({ auth }))
+      expect((await server.send(signed)).status).toBe(200)
+      expect((await server.send({ ...signed, headers: {} })).status).toBe(401)
+      expect(after).toEqual(['200', '401'])
+    })
+
+    it("lets a resolver's error reach Koa's error handling", async () => {
+      const failure = new Error('the tenant table is offline')
+      const caught: unknown[] = []
+      const catcher: Middleware = async (ctx, next) => {
+        try {
+          await next()
+        } catch (error) {
+          caught.push(error)
+          ctx.status = 503
+        }
+      }
+      const options: KoaWebhookOptions = {
+        auth: {
+          mode: 'secret',
+          secret: () => {
+            throw failure
+          },
+        },
+      }
+      const reply = await (await serve(Koa, catcher, webhook(options))).send(signed)
+      expect(reply.status).toBe(503)
+      expect(caught).toEqual([failure])
+    })
+  })
+
+  describe("onError: 'throw'", () => {
+    it('throws the WebhookError to the middleware before it', async () => {
+      const caught: unknown[] = []
+      const catcher: Middleware = async (ctx, next) => {
+        try {
+          await next()
+        } catch (error) {
+          caught.push(error)
+          ctx.status = 418
+        }
+      }
+      const reply = await (await serve(Koa, catcher, webhook({ auth, onError: 'throw' }))).send({ ...signed, headers: {} })
+      expect(reply.status).toBe(418)
+      expect(caught[0]).toBeInstanceOf(WebhookError)
+      expect(caught[0]).toMatchObject({ code: 'missing_signature', status: 401 })
+    })
+
+    it("is answered by Koa's own error handling with the error's status and headers", async () => {
+      const options: KoaWebhookOptions = { auth: { mode: 'basic', username: 'u', password: 'p' }, onError: 'throw' }
+      const reply = await (await serve(Koa, webhook(options))).send(signed)
+      expect(reply.status).toBe(401)
+      expect(reply.headers['www-authenticate']).toBe('Basic realm="webhook", charset="UTF-8"')
+    })
+  })
+
+  describe('setup', () => {
+    it('throws a TypeError for an unknown onError', () => {
+      expect(() => webhook({ auth, onError: 'next' as 'throw' })).toThrow(/^@hookguard\/koa: onError/)
+    })
+
+    it("throws a TypeError for a token endpoint outside mode 'oauth2'", () => {
+      expect(() => tokenEndpoint({ auth })).toThrow(TypeError)
+    })
+  })
+})

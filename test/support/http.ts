@@ -1,0 +1,127 @@
+import { once } from 'node:events'
+import http, { type RequestListener } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+
+/** A request as a test writes it; sent the same way to an in-process app and a listening server. */
+export interface Outgoing {
+  method?: string
+  /** Path and query. */
+  path: string
+  headers?: Record<string, string>
+  /** Sent in one piece, with a Content-Length. */
+  body?: string | Uint8Array
+  /**
+   * Sent chunked, with no Content-Length, one chunk at a time, stopping as soon as the answer
+   * arrives (as a sender does when the receiver gives up early).
+   */
+  stream?: readonly Uint8Array[]
+}
+
+export interface Reply {
+  status: number
+  /** Lower-case names. */
+  headers: Record<string, string>
+  text: string
+  /** For `stream`: whether every chunk had been sent when the answer came. */
+  streamedAll?: boolean
+}
+
+export interface Target {
+  send(request: Outgoing): Promise<Reply>
+  close(): Promise<void>
+}
+
+/** Serves `listener` on 127.0.0.1, on a port the system picks. */
+export async function listen(listener: RequestListener): Promise<Target> {
+  const server = http.createServer(listener)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  return {
+    send: (request) => sendTo(port, request),
+    async close() {
+      server.closeAllConnections()
+      server.close()
+      await once(server, 'close')
+    },
+  }
+}
+
+/** Sends one request over a fresh connection, so that no test shares a socket with another. */
+export function sendTo(port: number, { method = 'POST', path, headers = {}, body, stream }: Outgoing): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false })
+    let answered = false
+    let streamedAll: boolean | undefined
+    let sent = 0
+    req.on('error', (error) => {
+      // The server may drop a connection whose body it refused; only its answer matters then.
+      if (!answered) reject(error)
+    })
+    req.on('response', (res) => {
+      answered = true
+      if (stream !== undefined) streamedAll = sent === stream.length
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('error', reject)
+      res.on('end', () => {
+        const replyHeaders: Record<string, string> = {}
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined) replyHeaders[name] = Array.isArray(value) ? value.join(', ') : value
+        }
+        resolve({ status: res.statusCode ?? 0, headers: replyHeaders, text: Buffer.concat(chunks).toString('utf8'), streamedAll })
+      })
+    })
+    if (stream === undefined) {
+      req.end(body)
+      return
+    }
+    void (async () => {
+      for (; sent < stream.length && !answered && !req.destroyed; sent++) {
+        if (!req.write(stream[sent] as Uint8Array)) await Promise.race([once(req, 'drain'), once(req, 'close')])
+        await nextTurn()
+      }
+      if (!req.destroyed) req.end()
+    })().catch(reject)
+  })
+}
+
+/** Sends to a fetch-shaped app (Hono's `app.request`) in process, with no server. */
+export async function sendToFetch(
+  request: (path: string, init: RequestInit) => Response | Promise<Response>,
+  { method = 'POST', path, headers = {}, body, stream }: Outgoing,
+): Promise<Reply> {
+  const requestHeaders = { ...headers }
+  const init: RequestInit & { duplex?: 'half' } = { method, headers: requestHeaders }
+  let pulled = 0
+  if (body !== undefined) {
+    const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : new Uint8Array(body)
+    init.body = bytes
+    // What any HTTP client would declare; a Request made in process has none of its own.
+    requestHeaders['content-length'] ??= String(bytes.byteLength)
+  } else if (stream !== undefined) {
+    init.duplex = 'half'
+    init.body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          const chunk = stream[pulled]
+          if (chunk !== undefined) {
+            pulled++
+            controller.enqueue(chunk.slice())
+          } else {
+            controller.close()
+          }
+        },
+      },
+      { highWaterMark: 0 },
+    )
+  }
+  const res = await request(path, init)
+  const streamedAll = stream === undefined ? undefined : pulled === stream.length
+  const replyHeaders: Record<string, string> = {}
+  res.headers.forEach((value, name) => {
+    replyHeaders[name] = value
+  })
+  return { status: res.status, headers: replyHeaders, text: await res.text(), streamedAll }
+}
