@@ -114,15 +114,15 @@ function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySiz
     }
     const declared = Number(req.header('content-length'))
     if (declared > maxBodySize) throw payloadTooLarge(maxBodySize)
-    if (incoming.body instanceof Uint8Array) {
-      if (incoming.body.byteLength > maxBodySize) throw payloadTooLarge(maxBodySize)
-      return incoming.body
-    }
+    let bytes: Uint8Array
     try {
-      return await incoming.body(maxBodySize)
+      bytes = incoming.body instanceof Uint8Array ? incoming.body : await incoming.body(maxBodySize)
     } catch (error) {
       throw bodyReadFailure(error, maxBodySize)
     }
+    // Bytes a parser or cache already held were read without our limit.
+    if (bytes.byteLength > maxBodySize) throw payloadTooLarge(maxBodySize)
+    return bytes
   }
 }
 

@@ -140,6 +140,11 @@ describe('createReceiver', () => {
       expect(body).toHaveBeenCalledWith(16)
     })
 
+    it('answers 413 when a reader hands back more than the limit, as a cache filled earlier may', async () => {
+      const answer = await refusal(small, request({ headers: await signed(), body: async () => encode(BODY) }))
+      expect(answer.json.error).toBe('payload_too_large')
+    })
+
     it('answers 413 for bytes already in hand that exceed the limit', async () => {
       const answer = await refusal(small, request({ headers: await signed() }))
       expect(answer.json.error).toBe('payload_too_large')

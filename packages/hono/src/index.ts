@@ -1,7 +1,6 @@
 import {
   createReceiver,
   type IncomingRequest,
-  payloadTooLarge,
   rawBodyUnavailable,
   readLimited,
   type WebhookDelivery,
@@ -115,11 +114,7 @@ function toIncomingRequest(req: HonoRequest): IncomingRequest {
 async function readBody(req: HonoRequest, limit: number): Promise<Uint8Array> {
   const cache = req.bodyCache as BodyCache
   const cached = await cachedBytes(cache)
-  if (cached !== undefined) {
-    // Whoever read it first read without our limit.
-    if (cached.byteLength > limit) throw payloadTooLarge(limit)
-    return cached
-  }
+  if (cached !== undefined) return cached
   // Parsed JSON or form data cannot be turned back into the bytes that were signed.
   if (req.raw.bodyUsed || Object.keys(cache).length > 0) throw rawBodyUnavailable(HOW_TO_MOUNT)
   const bytes = await readLimited(req.raw.body, limit)
