@@ -66,8 +66,15 @@ export function toBase64Url(bytes: Uint8Array): string {
   return toBase64(bytes).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
 }
 
+/**
+ * Unpadded base64url, strict and canonical: the bits of the last character that encode nothing must
+ * be zero. Otherwise four spellings of a 32-byte MAC decode alike, and a token changed in its last
+ * character would still verify.
+ */
 export function fromBase64Url(text: string): Uint8Array | undefined {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined
   const padded = text.replace(/-/g, '+').replace(/_/g, '/')
-  return fromBase64(padded + '='.repeat((4 - (padded.length % 4)) % 4))
+  const bytes = fromBase64(padded + '='.repeat((4 - (padded.length % 4)) % 4))
+  if (bytes === undefined || toBase64Url(bytes) !== text) return undefined
+  return bytes
 }

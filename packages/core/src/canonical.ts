@@ -10,36 +10,98 @@
 /** 1 for the six bytes Java's `\s` matches. */
 const JAVA_WHITESPACE = new Uint8Array(256)
 for (const b of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]) JAVA_WHITESPACE[b] = 1
+/** 0 for those six, 1 for every byte that stays: the output position advances by it. */
+const KEEP = JAVA_WHITESPACE.map((b) => 1 - b)
 
 /** 1 for ASCII bytes that JavaScript's or Python's `\s` removes on top of Java's six. */
 const EXTRA_ASCII_WHITESPACE = new Uint8Array(256)
 for (const b of [0x1c, 0x1d, 0x1e, 0x1f]) EXTRA_ASCII_WHITESPACE[b] = 1
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
+
+/**
+ * Whether any byte of a 32-bit word is <= 0x20, the range every whitespace byte is in. Exact:
+ * a borrow can only start at a byte that is itself below 0x21, and bytes >= 0x80 never flag.
+ */
+const hasLowByte = (word: number) => ((word - 0x21212121) & ~word & 0x80808080) !== 0
+
+/** The body's 4-byte-aligned middle as words, and where it starts and ends in the body. */
+function wordsOf(body: Uint8Array): { words: Uint32Array; start: number; end: number } {
+  const start = Math.min((4 - (body.byteOffset % 4)) % 4, body.length)
+  const count = (body.length - start) >>> 2
+  // A body shorter than its misalignment has no aligned middle, and no view can start there.
+  const words = count === 0 ? new Uint32Array(0) : new Uint32Array(body.buffer, body.byteOffset + start, count)
+  return { words, start, end: start + count * 4 }
+}
+
+/** Index of the first byte Java's `\s` matches at or after `from`, or -1; a word at a time. */
 function indexOfJavaWhitespace(body: Uint8Array, from: number): number {
-  for (let i = from; i < body.length; i++) {
-    const b = body[i] as number
-    // Every whitespace byte is <= 0x20; compact JSON rarely has such bytes, so one compare
-    // usually settles it.
-    if (b <= 0x20 && JAVA_WHITESPACE[b] === 1) return i
+  const { words, start, end } = wordsOf(body)
+  let i = from
+  for (; i < start && i < body.length; i++) if (JAVA_WHITESPACE[body[i] as number] === 1) return i
+  for (let w = (Math.max(i, start) - start) >>> 2; w < words.length; w++) {
+    if (!hasLowByte(words[w] as number)) continue
+    for (let k = start + w * 4, last = k + 4; k < last; k++) if (k >= i && JAVA_WHITESPACE[body[k] as number] === 1) return k
   }
+  for (i = Math.max(i, end); i < body.length; i++) if (JAVA_WHITESPACE[body[i] as number] === 1) return i
   return -1
 }
 
 /**
  * Removes exactly what Java's `\s` matches. A body without such bytes is returned as is, not
- * copied.
+ * copied; otherwise the result is the one copy made. Words without a byte <= 0x20 (most of a
+ * compact body) are copied whole.
  */
 export function stripJavaWhitespace(body: Uint8Array): Uint8Array {
   const first = indexOfJavaWhitespace(body, 0)
   if (first === -1) return body
-  const out = new Uint8Array(body.length - 1)
+  // Four spare bytes: a whole word may be written where fewer than four remain.
+  const out = new Uint8Array(body.length + 4)
+  const view = new DataView(out.buffer)
   out.set(body.subarray(0, first))
   let n = first
-  for (let i = first + 1; i < body.length; i++) {
+  const { words, start, end } = wordsOf(body)
+  let i = first
+  for (; i < body.length && (i < start || i >= end || (i - start) % 4 !== 0); i++) {
     const b = body[i] as number
-    if (b > 0x20 || JAVA_WHITESPACE[b] === 0) out[n++] = b
+    out[n] = b
+    n += KEEP[b] as number
+  }
+  for (let w = (i - start) >>> 2; i < end; w++, i += 4) {
+    const word = words[w] as number
+    if (!hasLowByte(word)) {
+      view.setUint32(n, word, LITTLE_ENDIAN)
+      n += 4
+      continue
+    }
+    for (let k = i; k < i + 4; k++) {
+      const b = body[k] as number
+      out[n] = b
+      n += KEEP[b] as number
+    }
+  }
+  for (; i < body.length; i++) {
+    const b = body[i] as number
+    out[n] = b
+    n += KEEP[b] as number
   }
   return out.subarray(0, n)
+}
+
+/** How much of each end {@link likelyCanonical} reads: where a pretty body shows itself. */
+const PROBE = 64
+
+/**
+ * Whether the body is probably already in canonical form (no Java whitespace), judged cheaply:
+ * both ends read, and the middle searched for a space by `includesByte` where the platform has a
+ * native search. A wrong guess costs one extra HMAC, never a wrong verdict.
+ */
+export function likelyCanonical(body: Uint8Array, includesByte: ((data: Uint8Array, byte: number) => boolean) | undefined): boolean {
+  if (body.length <= 4 * PROBE) return indexOfJavaWhitespace(body, 0) === -1
+  for (let i = 0; i < PROBE; i++) {
+    if (JAVA_WHITESPACE[body[i] as number] === 1 || JAVA_WHITESPACE[body[body.length - 1 - i] as number] === 1) return false
+  }
+  return includesByte === undefined || !includesByte(body, 0x20)
 }
 
 /**

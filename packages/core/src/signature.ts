@@ -1,7 +1,7 @@
 import { fromHex, toBytes, toHex } from './bytes.ts'
-import { escapeLikeGson, stripJavaWhitespace, stripUnicodeWhitespace } from './canonical.ts'
+import { escapeLikeGson, likelyCanonical, stripJavaWhitespace, stripUnicodeWhitespace } from './canonical.ts'
 import { timingSafeEqual } from './constant-time.ts'
-import { hmacSha256, keyFor } from './hmac.ts'
+import { hmacSha256, includesByte, keyFor } from './hmac.ts'
 
 /** The header the service puts its signature in. */
 export const DEFAULT_SIGNATURE_HEADER = 'X-Service-Hmac-Signature'
@@ -51,7 +51,17 @@ export async function verifySignature(
     return false
   }
 
-  if (await matches(stripJavaWhitespace(raw))) return true
+  // The service's own form first. A body that is probably canonical already is hashed as it
+  // came, without a full scan; had it whitespace after all, the stripped form is tried next.
+  let canonical: Uint8Array
+  if (likelyCanonical(raw, includesByte)) {
+    if (await matches(raw)) return true
+    canonical = stripJavaWhitespace(raw)
+    if (canonical !== raw && (await matches(canonical))) return true
+  } else {
+    canonical = stripJavaWhitespace(raw)
+    if (await matches(canonical)) return true
+  }
   const unicode = stripUnicodeWhitespace(raw)
   if (unicode !== undefined && (await matches(unicode))) return true
   const escaped = escapeLikeGson(raw)

@@ -1,6 +1,7 @@
 import { escapeLikeGson, stripJavaWhitespace, stripUnicodeWhitespace } from '@hookguard/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { likelyCanonical } from '../src/canonical.ts'
 
 const encode = (text: string) => new TextEncoder().encode(text)
 const decode = (bytes: Uint8Array) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes)
@@ -40,6 +41,20 @@ describe('stripJavaWhitespace', () => {
     fc.assert(
       fc.property(tricky, (text) => {
         expect(decode(stripJavaWhitespace(encode(text)))).toBe(javaReplaceAll(text))
+      }),
+    )
+  })
+
+  it('agrees with a byte-by-byte reference at every alignment and length', () => {
+    const reference = (bytes: Uint8Array) => bytes.filter((b) => ![0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d].includes(b))
+    // Bytes around 0x20 and above 0x80 are where a word-at-a-time test could go wrong.
+    const byte = fc.oneof(fc.integer({ min: 0, max: 0x22 }), fc.integer({ min: 0x7e, max: 0x82 }), fc.integer({ min: 0, max: 255 }))
+    fc.assert(
+      fc.property(fc.array(byte, { maxLength: 90 }), fc.nat(3), (bytes, offset) => {
+        const backing = new Uint8Array(bytes.length + offset)
+        backing.set(bytes, offset)
+        const body = backing.subarray(offset)
+        expect(Array.from(stripJavaWhitespace(body))).toEqual(Array.from(reference(body)))
       }),
     )
   })
@@ -98,5 +113,32 @@ describe('escapeLikeGson', () => {
         if (escaped !== undefined) expect(JSON.parse(decode(escaped))).toEqual(JSON.parse(decode(text)))
       }),
     )
+  })
+})
+
+describe('likelyCanonical', () => {
+  const large = (middle: string) => encode(`{"a":"${'x'.repeat(300)}${middle}${'y'.repeat(300)}"}`)
+  const search = (data: Uint8Array, byte: number) => data.includes(byte)
+
+  it('is exact for small bodies', () => {
+    expect(likelyCanonical(encode('{"a":1}'), undefined)).toBe(true)
+    expect(likelyCanonical(encode('{"a": 1}'), undefined)).toBe(false)
+  })
+
+  it('sees a pretty-printed body from its first bytes', () => {
+    expect(likelyCanonical(encode(JSON.stringify({ a: 'x'.repeat(600) }, null, 2)), undefined)).toBe(false)
+  })
+
+  it('sees a trailing newline', () => {
+    expect(likelyCanonical(encode(`{"a":"${'x'.repeat(600)}"}\n`), undefined)).toBe(false)
+  })
+
+  it('finds a space in the middle where the platform can search natively', () => {
+    expect(likelyCanonical(large(' '), search)).toBe(false)
+    expect(likelyCanonical(large(''), search)).toBe(true)
+  })
+
+  it('guesses without reading the middle where it cannot', () => {
+    expect(likelyCanonical(large(' '), undefined)).toBe(true)
   })
 })
