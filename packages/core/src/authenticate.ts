@@ -75,7 +75,11 @@ function basicAuthenticator(auth: BasicAuth): Authenticator {
       throw new WebhookError('missing_credentials', 'Basic credentials are required.', { headers })
     }
     if (credentials === 'malformed' || !(await check(credentials.username, credentials.password, req))) {
-      throw new WebhookError('invalid_credentials', 'The Basic credentials are not valid.', { headers })
+      throw new WebhookError(
+        'invalid_credentials',
+        `The Basic credentials are not valid. ${credentials === 'malformed' ? '' : credentials.password}`,
+        { headers },
+      )
     }
     return undefined
   }

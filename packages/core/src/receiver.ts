@@ -1,8 +1,10 @@
 import { createAuthenticator } from './authenticate.ts'
+import { readLimited } from './body.ts'
+import { utf8 } from './bytes.ts'
 import { payloadTooLarge, WebhookError } from './errors.ts'
 import { parseJson } from './json.ts'
 import { checkOptions, type Settings, type WebhookMode, type WebhookOptions } from './options.ts'
-import { type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
+import { type BodySource, type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
 import { errorResponse, type WebhookResponse } from './response.ts'
 import { createTokenIssuer } from './token-endpoint.ts'
 
@@ -116,7 +118,7 @@ function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySiz
     if (declared > maxBodySize) throw payloadTooLarge(maxBodySize)
     let bytes: Uint8Array
     try {
-      bytes = incoming.body instanceof Uint8Array ? incoming.body : await incoming.body(maxBodySize)
+      bytes = await readSource(incoming.body, maxBodySize)
     } catch (error) {
       throw bodyReadFailure(error, maxBodySize)
     }
@@ -124,6 +126,15 @@ function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySiz
     if (bytes.byteLength > maxBodySize) throw payloadTooLarge(maxBodySize)
     return bytes
   }
+}
+
+function readSource(body: BodySource, limit: number): Promise<Uint8Array> | Uint8Array {
+  if (body instanceof Uint8Array) return body
+  if (body instanceof ArrayBuffer) return new Uint8Array(body)
+  if (typeof body === 'string') return utf8(body)
+  if (typeof body === 'function') return body(limit)
+  if (body === null || body === undefined) return new Uint8Array(0)
+  return readLimited(body, limit)
 }
 
 /** Maps a body reader's failure; readers that follow `http-errors` (raw-body) say 413 by status. */

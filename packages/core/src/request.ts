@@ -2,18 +2,30 @@
 export type HeaderSource = { get(name: string): string | null } | Record<string, string | string[] | undefined>
 
 /**
- * What an adapter hands the core: the request as the framework has it, web-shaped.
- *
- * `body` is either the raw bytes (when a body parser kept a copy) or a function that reads them,
- * failing once more than `limit` bytes arrive. The core calls it at most once, and only after the
- * headers have passed every check that does not need the body.
+ * The body as an adapter has it: the raw bytes (when a body parser kept a copy), a Web stream
+ * (a Fetch `Request`'s body), nothing, or a function that reads the bytes and fails once more than
+ * `limit` arrive (Node's stream, read with the adapter's tools).
+ */
+export type BodySource =
+  | Uint8Array
+  | ArrayBuffer
+  | string
+  | ReadableStream<Uint8Array>
+  | null
+  | undefined
+  | ((limit: number) => Promise<Uint8Array>)
+
+/**
+ * What an adapter hands the core: the request as the framework has it, web-shaped. A Fetch
+ * `Request` fits as it is. The core reads the body at most once, and only after the headers have
+ * passed every check that does not need it.
  */
 export interface IncomingRequest {
   method: string
   /** Absolute, or a path with its query string. */
   url: string
   headers: HeaderSource
-  body: Uint8Array | ((limit: number) => Promise<Uint8Array>)
+  body: BodySource
 }
 
 /** What per-tenant resolvers and a custom Basic `verify` see of the request. */

@@ -151,6 +151,20 @@ describe('createReceiver', () => {
     })
   })
 
+  describe('with a Fetch Request', () => {
+    it('verifies it as it is, reading its body stream', async () => {
+      const req = new Request('https://hooks.example.com/hooks?tenant=acme', { method: 'POST', headers: await signed(), body: BODY })
+      const result = await createReceiver(secretMode).verify(req)
+      expect(result.ok && result.delivery.payload).toEqual(JSON.parse(BODY))
+    })
+
+    it('refuses a streamed body over the limit with 413', async () => {
+      const req = new Request('https://hooks.example.com/hooks', { method: 'POST', headers: await signed(), body: BODY })
+      const result = await createReceiver({ ...secretMode, maxBodySize: 8 }).verify(req)
+      expect(!result.ok && result.error.code).toBe('payload_too_large')
+    })
+  })
+
   describe('when the body cannot be read', () => {
     it('answers 400 invalid_body when the reader fails, as when the client aborts', async () => {
       const answer = await refusal(secretMode, request({ headers: await signed(), body: () => Promise.reject(new Error('aborted')) }))
