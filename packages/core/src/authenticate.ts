@@ -75,11 +75,7 @@ function basicAuthenticator(auth: BasicAuth): Authenticator {
       throw new WebhookError('missing_credentials', 'Basic credentials are required.', { headers })
     }
     if (credentials === 'malformed' || !(await check(credentials.username, credentials.password, req))) {
-      throw new WebhookError(
-        'invalid_credentials',
-        `The Basic credentials are not valid. ${credentials === 'malformed' ? '' : credentials.password}`,
-        { headers },
-      )
+      throw new WebhookError('invalid_credentials', 'The Basic credentials are not valid.', { headers })
     }
     return undefined
   }
