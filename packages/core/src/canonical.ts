@@ -74,11 +74,21 @@ export function stripJavaWhitespace(body: Uint8Array): Uint8Array {
       n += 4
       continue
     }
-    for (let k = i; k < i + 4; k++) {
-      const b = body[k] as number
-      out[n] = b
-      n += KEEP[b] as number
-    }
+    // Four spaces: indentation, the bulk of a pretty-printed body's whitespace.
+    if (word === 0x20202020) continue
+    // Unrolled, each byte written where the next kept byte goes: no branch to mispredict.
+    const b0 = body[i] as number
+    const b1 = body[i + 1] as number
+    const b2 = body[i + 2] as number
+    const b3 = body[i + 3] as number
+    out[n] = b0
+    n += KEEP[b0] as number
+    out[n] = b1
+    n += KEEP[b1] as number
+    out[n] = b2
+    n += KEEP[b2] as number
+    out[n] = b3
+    n += KEEP[b3] as number
   }
   for (; i < body.length; i++) {
     const b = body[i] as number
