@@ -106,7 +106,9 @@ function checkOnError(onError: unknown): 'respond' | 'throw' {
 
 function toIncomingRequest(ctx: Context): IncomingRequest {
   // originalUrl keeps the prefix that koa-mount and routers strip from ctx.url.
-  return { method: ctx.method, url: ctx.originalUrl, headers: ctx.req.headers, body: bodyOf(ctx) }
+  // headersDistinct keeps every line of a repeated header: req.headers keeps only the first
+  // Authorization or Content-Type, where Web runtimes (Hono) join them all.
+  return { method: ctx.method, url: ctx.originalUrl, headers: ctx.req.headersDistinct, body: bodyOf(ctx) }
 }
 
 function bodyOf(ctx: Context): IncomingRequest['body'] {

@@ -1,0 +1,95 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { SECRETS } from '../conformance/cases.ts'
+import { factories } from '../support/apps.ts'
+import type { Outgoing, Reply } from '../support/http.ts'
+import { catalogue, clock, expectationFor, ROBUST_SECRETS, START, type Wire } from './catalogue.ts'
+import { checkReply, healthyRequest, sensitiveFrom, settle } from './support/checks.ts'
+import { startServed } from './support/listening.ts'
+import { captureOutput, expectNothingLeaked, type ProcessFaults, watchProcessFaults } from './support/watch.ts'
+
+// The catalogue of malformed and hostile requests against every adapter, answering as it ships
+// (onError 'respond'): the contract's answer or Node's own, nothing sensitive in the answer or in
+// any log line, no fault reaching the process, and the next delivery still served.
+
+let faults: ProcessFaults
+beforeAll(() => {
+  faults = watchProcessFaults()
+})
+afterAll(() => faults.stop())
+beforeEach(() => {
+  clock.now = START
+})
+afterEach(() => {
+  expect(faults.seen(), 'unhandled rejections and uncaught exceptions').toEqual([])
+})
+
+describe.each(factories)('$name', (factory) => {
+  for (const section of catalogue) {
+    // A cell that cannot exist in process says why in the table (row.inProcess); the test at the
+    // end holds each such reason to account.
+    const cells = section.rows.flatMap((row) => {
+      const expected = expectationFor(row, factory.name === 'Hono (app.request)')
+      return 'notApplicable' in expected ? [] : [{ row, expected }]
+    })
+    if (cells.length === 0) continue
+    describe(section.name, () => {
+      for (const { row, expected } of cells) {
+        it(row.name, async () => {
+          const options = row.options()
+          const app = await startServed(factory, options)
+          const sent: Outgoing[] = []
+          const sensitive = [...SECRETS, ...ROBUST_SECRETS]
+          const wire: Wire = {
+            port: app.port,
+            send: (outgoing) => {
+              sent.push(outgoing)
+              return app.send(outgoing)
+            },
+            sensitive: (...values) => sensitive.push(...values),
+            refusals: 'hookguard',
+          }
+          try {
+            const output = captureOutput()
+            let reply: Reply
+            try {
+              reply = await row.send(wire)
+              await settle()
+            } finally {
+              output.restore()
+            }
+            checkReply(reply, expected, app.handled())
+            sensitive.push(...(await sensitiveFrom(sent, options)))
+            // A delivery's answer is the handler's echo of the body; a refusal's must hold none of it.
+            const places: Record<string, string> = { log: output.text() }
+            if (expected.payload === undefined)
+              Object.assign(places, { answer: reply.text, 'answer headers': JSON.stringify(reply.headers) })
+            expectNothingLeaked(places, sensitive)
+
+            const next = await healthyRequest(app, options)
+            expect(next.status, `the next delivery: ${next.text.slice(0, 200)}`).toBe(200)
+          } finally {
+            await app.close()
+          }
+        })
+      }
+    })
+  }
+})
+
+describe('the cells left out in process', () => {
+  const honoInProcess = factories.find((factory) => factory.name === 'Hono (app.request)')
+  const notApplicable = catalogue
+    .flatMap((section) => section.rows)
+    .filter((row) => 'notApplicable' in (expectationFor(row, true) as object))
+
+  it.each(notApplicable.map((row) => [row.name, row] as const))('need a socket: %s', async (_name, row) => {
+    if (honoInProcess === undefined) throw new Error('no in-process factory')
+    const app = await honoInProcess.start(row.options())
+    try {
+      const wire: Wire = { port: undefined, send: app.send, sensitive: () => {}, refusals: 'hookguard' }
+      await expect(Promise.resolve().then(() => row.send(wire))).rejects.toThrow('needs a socket')
+    } finally {
+      await app.close()
+    }
+  })
+})

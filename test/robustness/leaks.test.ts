@@ -1,0 +1,158 @@
+import type { WebhookOptions } from '@hookguard/core'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import * as conformance from '../conformance/cases.ts'
+import type { Outgoing, Reply, Target } from '../support/http.ts'
+import { catalogue, clock, type Expected, expectationFor, ROBUST_SECRETS, START, type Wire } from './catalogue.ts'
+import { codeOf, sensitiveFrom, settle } from './support/checks.ts'
+import { type PassingApp, passingFactories } from './support/passing-apps.ts'
+import { captureOutput, describeError, expectNothingLeaked, type ProcessFaults, until, watchProcessFaults } from './support/watch.ts'
+
+// Every refusal handed to the framework's own error handling (Express onError 'next', Koa and
+// Hono onError 'throw'), left as it ships: Express's final handler logging each error's stack and
+// showing it in the answer (env 'development'), Koa's app.onerror with silent off, Hono's default
+// onError. Neither the error passed on (message, stack, own properties, cause), nor the answer,
+// nor any console or stdout/stderr line may hold a secret, password, token, or the body.
+
+let faults: ProcessFaults
+beforeAll(() => {
+  faults = watchProcessFaults()
+})
+afterAll(() => faults.stop())
+beforeEach(() => {
+  clock.now = START
+  conformance.clock.now = conformance.START
+})
+afterEach(() => {
+  expect(faults.seen(), 'unhandled rejections and uncaught exceptions').toEqual([])
+})
+
+interface Run {
+  reply: Reply
+  app: PassingApp
+  sensitive: string[]
+  log: string
+}
+
+/** Runs one exchange against a passing-on app, with its output captured and its secrets collected. */
+async function run(
+  app: PassingApp,
+  options: WebhookOptions,
+  send: (wire: Wire) => Promise<Reply>,
+  refusal: string | undefined,
+): Promise<Run> {
+  const sent: Outgoing[] = []
+  const sensitive = [...conformance.SECRETS, ...ROBUST_SECRETS]
+  const wire: Wire = {
+    port: app.port,
+    send: (outgoing) => {
+      sent.push(outgoing)
+      return app.send(outgoing)
+    },
+    sensitive: (...values) => sensitive.push(...values),
+    refusals: 'framework',
+  }
+  const output = captureOutput()
+  let reply: Reply
+  try {
+    reply = await send(wire)
+    // Where the client left or Node answered first, the app's conclusion comes after the reply.
+    if (refusal !== undefined) await until(() => app.passedOn().length > 0)
+    await settle()
+  } finally {
+    output.restore()
+  }
+  sensitive.push(...(await sensitiveFrom(sent, options)))
+  return { reply, app, sensitive, log: output.text() }
+}
+
+function expectNoLeak({ reply, app, sensitive, log }: Run, delivered: boolean): void {
+  const places: Record<string, string> = { log }
+  // A delivery's answer is the handler's echo of the body; a refusal's must hold none of it.
+  if (!delivered) Object.assign(places, { answer: reply.text, 'answer headers': JSON.stringify(reply.headers) })
+  app.passedOn().forEach((error, i) => {
+    places[`error passed on #${i + 1}`] = describeError(error)
+  })
+  expectNothingLeaked(places, sensitive)
+}
+
+describe.each(passingFactories)('$name, refusals handed to the framework', (factory) => {
+  describe('the catalogue of malformed requests', () => {
+    for (const section of catalogue) {
+      const cells = section.rows.flatMap((row) => {
+        const expected = expectationFor(row, factory.name === 'Hono (app.request)')
+        // Deliveries have nothing to pass on; what they log is checked in catalogue.test.ts.
+        return 'notApplicable' in expected || expected.payload !== undefined ? [] : [{ row, expected }]
+      })
+      if (cells.length === 0) continue
+      describe(section.name, () => {
+        for (const { row, expected } of cells) {
+          it(`${row.name}: passes on ${refusalOf(expected) ?? 'nothing'}, and leaks nothing`, async () => {
+            const options = row.options()
+            const app = await factory.start(options)
+            try {
+              const result = await run(app, options, row.send, refusalOf(expected))
+              const exception = FRAMEWORK_ANSWERS.find((e) => e.factories.includes(factory.name) && e.refusal === refusalOf(expected))
+              if (exception === undefined) expect(result.reply.status, result.reply.text.slice(0, 200)).toBe(expected.status)
+              else expect([expected.status, 0], exception.because).toContain(result.reply.status)
+              expect(app.passedOn().map(codeOf)).toEqual(refusalOf(expected) === undefined ? [] : [refusalOf(expected)])
+              expect(app.handled(), 'the handler never ran').toBe(0)
+              expectNoLeak(result, false)
+            } finally {
+              await app.close()
+            }
+          })
+        }
+      })
+    }
+  })
+
+  describe('the conformance cases that refuse', () => {
+    for (const group of conformance.groups) {
+      const refusals = group.cases.filter((row) => row.expect.status >= 400)
+      describe(group.name, () => {
+        for (const row of refusals) {
+          // The token address answers itself; the message address hands its refusal on.
+          const passedOn = isTokenAddress(row) ? undefined : row.expect.error
+          it(`${row.name}: ${passedOn === undefined ? 'answers' : `passes on ${passedOn}`}, and leaks nothing`, async () => {
+            const options = row.options()
+            const app = await factory.start(options)
+            try {
+              const target: Target = { send: app.send, close: app.close }
+              const result = await run(app, options, (wire) => row.send({ send: wire.send, close: target.close }), passedOn)
+              expect(result.reply.status).toBe(row.expect.status)
+              const codes = app.passedOn().map(codeOf)
+              // A resolver that throws is the app's own error (500), passed on as it was thrown.
+              if (row.expect.status === 500) expect(codes).toEqual([undefined])
+              else expect(codes).toEqual(passedOn === undefined ? [] : [passedOn])
+              expectNoLeak(result, false)
+            } finally {
+              await app.close()
+            }
+          })
+        }
+      })
+    }
+  })
+})
+
+/**
+ * Where a framework's own error handler answers a passed-on refusal otherwise than hookguard
+ * would, and why. hookguard has stopped reading by then; the framework chooses to read on.
+ */
+const FRAMEWORK_ANSWERS = [
+  {
+    factories: ['Express 4', 'Express 5'],
+    refusal: 'payload_too_large',
+    because:
+      "Express's final handler reads the rest of the body (discarding it) before it answers: a client that withholds a declared body gets no answer at all",
+  },
+]
+
+/** The code hookguard refuses with: the one it answers, or, where no answer can arrive, the one it concludes. */
+function refusalOf(expected: Expected): string | undefined {
+  return expected.error ?? expected.concludes
+}
+
+function isTokenAddress(row: conformance.Case): boolean {
+  return ['invalid_request', 'unsupported_grant_type', 'invalid_client', 'method_not_allowed'].includes(row.expect.error ?? '')
+}

@@ -1,0 +1,39 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { WebhookOptions } from '@hookguard/core'
+import type { App, AppFactory } from '../../support/apps.ts'
+
+/** An app from one of the shared factories, with the port it listens on (none for an app served in process). */
+export interface Served extends App {
+  port: number | undefined
+}
+
+/**
+ * Runs `start` and learns the port of the server it creates, for the cases that need a socket of
+ * their own (raw bytes, a lying Content-Length, a client that walks away). The shared factories
+ * keep the port inside their client, so `http.createServer` is observed while the app starts;
+ * vitest runs the tests of one file one after another, so nothing else creates a server meanwhile.
+ */
+export async function observePort<T>(start: () => Promise<T>): Promise<{ value: T; port: number | undefined }> {
+  const created: http.Server[] = []
+  const createServer = http.createServer
+  http.createServer = ((...args: Parameters<typeof http.createServer>) => {
+    const server = createServer(...args)
+    created.push(server)
+    return server
+  }) as typeof http.createServer
+  let value: T
+  try {
+    value = await start()
+  } finally {
+    http.createServer = createServer
+  }
+  const [server] = created
+  return { value, port: server === undefined ? undefined : (server.address() as AddressInfo).port }
+}
+
+/** Starts `factory`'s app, with its port (none for an app served in process). */
+export async function startServed(factory: AppFactory, options: WebhookOptions): Promise<Served> {
+  const { value: app, port } = await observePort(() => factory.start(options))
+  return { ...app, port }
+}
