@@ -1,0 +1,148 @@
+import { ApiError, createClient, type StoredToken } from '@hookguard/client'
+import * as core from '@hookguard/core'
+import { WebhookError as WebhookErrorFromHono, webhook } from '@hookguard/hono'
+import { Hono } from 'hono'
+import fixtures from '../../test/fixtures/signatures.json' with { type: 'json' }
+import { MOCK_APP } from './mock-app.ts'
+import { assert, same, type Tally } from './reply.ts'
+
+export type Build = 'node' | 'web'
+
+/** A customer `mockService` knows by default; its `+` has to survive the query encoding. */
+const KNOWN_MOBILE = '+8613800138000'
+
+/**
+ * Which of the core's builds the runtime loaded. `reference` is that build imported by its file
+ * path; the same module instance means `@hookguard/core`, as the runtime (or the bundler, for the
+ * Web build) resolved it, is that file.
+ */
+export async function checkBuild(tally: Tally, build: Build, reference: { sign?: unknown } | undefined): Promise<void> {
+  await tally.check(`@hookguard/core resolves to its ${build} build (dist/${build}/index.js)`, () => {
+    assert(reference?.sign === core.sign, `@hookguard/core is not the module at packages/core/dist/${build}/index.js`)
+  })
+  await tally.check('@hookguard/hono uses that same core', () => {
+    assert(WebhookErrorFromHono === core.WebhookError, '@hookguard/hono loaded a second copy of @hookguard/core')
+  })
+}
+
+/** The service's own signatures and Basic headers (`test/fixtures/signatures.json`) against the core. */
+export async function checkCore(tally: Tally): Promise<void> {
+  // These two were signed over another form of the body they carry, which `sign` does not produce.
+  const signedOverFallback: Record<string, (body: Uint8Array) => Uint8Array | undefined> = {
+    'url-with-query/unescaped-body': core.escapeLikeGson,
+    'fullwidth-space-in-name/js-strip': core.stripUnicodeWhitespace,
+  }
+  for (const vector of fixtures.vectors) {
+    const verdict = vector.valid ? 'accepts' : 'refuses'
+    await tally.check(`core: verifySignature ${verdict} ${vector.name} (text)`, async () => {
+      same(await core.verifySignature(vector.body, vector.signature, vector.secret), vector.valid, 'verified')
+    })
+    await tally.check(`core: verifySignature ${verdict} ${vector.name} (the bytes on the wire)`, async () => {
+      const bytes = Uint8Array.from(atob(vector.bodyBase64), (char) => char.charCodeAt(0))
+      same(await core.verifySignature(bytes, vector.signature, [`${vector.secret}-rotated`, vector.secret]), vector.valid, 'verified')
+    })
+    if (!vector.valid) continue
+    await tally.check(`core: sign reproduces the service's signature for ${vector.name}`, async () => {
+      const body = new TextEncoder().encode(vector.body)
+      same(await core.sign(signedOverFallback[vector.name]?.(body) ?? body, vector.secret), vector.signature, 'signature')
+    })
+  }
+  for (const { username, password, header } of fixtures.basic.cases) {
+    await tally.check(`core: Basic credentials ${JSON.stringify(username)} are formatted and parsed as the service does`, () => {
+      same(core.formatBasicAuthorization(username, password), header, 'Authorization')
+      same(core.parseBasicAuthorization(header), { username, password }, 'parsed')
+    })
+  }
+}
+
+/** The promise of the Hono adapter's doc comment: the handler can still read the body itself. */
+export async function checkBodyStillReadable(tally: Tally): Promise<void> {
+  const vector = fixtures.vectors[0] as (typeof fixtures.vectors)[number]
+  const app = new Hono()
+  app.post('/hooks', webhook({ auth: { mode: 'secret', secret: vector.secret } }), async (c) => {
+    const [json, text, bytes] = [await c.req.json<unknown>(), await c.req.text(), await c.req.arrayBuffer()]
+    return c.json({ json, text, length: bytes.byteLength, same: JSON.stringify(json) === JSON.stringify(c.get('webhook').payload) })
+  })
+  await tally.check('hono: c.req.json(), c.req.text() and c.req.arrayBuffer() still work after webhook()', async () => {
+    const res = await app.request('/hooks', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-hmac-signature': vector.signature },
+      body: vector.body,
+    })
+    same(res.status, 200, 'status')
+    const answer = (await res.json()) as { json: unknown; text: string; length: number; same: boolean }
+    same(
+      answer,
+      { json: JSON.parse(vector.body), text: vector.body, length: new TextEncoder().encode(vector.body).byteLength, same: true },
+      'answer',
+    )
+  })
+}
+
+/** `@hookguard/client` against the emulator's `mockService` at `baseUrl`, with this runtime's fetch. */
+export async function checkClient(tally: Tally, baseUrl: string | undefined): Promise<void> {
+  const name = (what: string) => `client: ${what}`
+  if (baseUrl === undefined || baseUrl === '') {
+    await tally.check(name('the mock service is reachable'), () => {
+      throw new Error('no mock service URL was given (--mock=<url>)')
+    })
+    return
+  }
+  const options = { baseUrl, ...MOCK_APP }
+
+  await tally.check(name('customers.query finds a customer by a mobile number with a +'), async () => {
+    const found = await createClient(options).customers.query<{ total: number; data: { id: string }[] }>({ mobile: KNOWN_MOBILE })
+    same(found.total, 1, 'total')
+    same(found.data[0]?.id, 'c-1001', 'customer id')
+  })
+
+  await tally.check(name('concurrent calls share one token request, through the fetch option'), async () => {
+    let tokenRequests = 0
+    const client = createClient({
+      ...options,
+      fetch: (input, init) => {
+        if (new URL(input).pathname.endsWith('/oauth2/token')) tokenRequests++
+        return fetch(input, init)
+      },
+    })
+    await Promise.all([1, 2, 3].map(() => client.customers.query({ mobile: KNOWN_MOBILE })))
+    same(tokenRequests, 1, 'token requests')
+    same(await client.token(), await client.token(), 'token reused')
+  })
+
+  await tally.check(name('token() fetches a new token once the current one is close to expiry'), async () => {
+    let now = Date.now()
+    const client = createClient({ ...options, clock: () => now })
+    const first = await client.token()
+    assert(/^mock-token-\d+$/.test(first), `unexpected token ${first}`)
+    now += 7000_000
+    assert((await client.token()) !== first, 'the token was not refreshed')
+  })
+
+  await tally.check(name('a 401 for a stored token fetches a new one and retries once'), async () => {
+    let stored: StoredToken | undefined = { accessToken: 'revoked-token', expiresAt: Date.now() + 3600_000 }
+    const tokenStore = {
+      get: () => stored,
+      set: (token: StoredToken) => {
+        stored = token
+      },
+    }
+    const client = createClient({ ...options, tokenStore })
+    const found = await client.customers.query<{ total: number }>({ mobile: KNOWN_MOBILE })
+    same(found.total, 1, 'total')
+    assert(stored?.accessToken !== 'revoked-token', 'the renewed token was not stored')
+  })
+
+  await tally.check(name('a wrong app secret rejects with ApiError invalid_client, and no credential in it'), async () => {
+    const wrong = 'not-the-secret-9d2c'
+    const error = await createClient({ ...options, appSecret: wrong })
+      .customers.query({ mobile: KNOWN_MOBILE })
+      .then(
+        () => undefined,
+        (rejection: unknown) => rejection,
+      )
+    assert(error instanceof ApiError, `expected an ApiError, got ${String(error)}`)
+    same([error.code, error.status], ['invalid_client', 401], 'code and status')
+    assert(!JSON.stringify({ message: error.message, body: error.body }).includes(wrong), 'the error holds the secret')
+  })
+}

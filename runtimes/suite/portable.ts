@@ -1,0 +1,34 @@
+import { honoApp } from './app.ts'
+import { type Build, checkBodyStillReadable, checkBuild, checkClient, checkCore } from './checks.ts'
+import { fetchReply, Tally } from './reply.ts'
+import { runTable } from './table.ts'
+
+export interface PortableRun {
+  /** The core build this runtime is expected to load. */
+  build: Build
+  /** That build, imported by its file path. */
+  reference: { sign?: unknown } | undefined
+  /** The emulator's `mockService`, for the client. */
+  mockUrl: string | undefined
+}
+
+/** Everything that runs inside one runtime: the build it loaded, the core, the Hono table in process, the client. */
+export async function runPortable({ build, reference, mockUrl }: PortableRun, tally = new Tally()): Promise<Tally> {
+  await checkBuild(tally, build, reference)
+  await checkCore(tally)
+  await runTable(tally, 'app.request', (_id, options) => {
+    const { app, handled } = honoApp(options)
+    return { send: (outgoing) => fetchReply(app.request, outgoing), handled }
+  })
+  await checkBodyStillReadable(tally)
+  await checkClient(tally, mockUrl)
+  return tally
+}
+
+/** `bun 1.4.5`, `deno 2.9.6`, `node 24.21.0`: from the runtime itself, not from what the caller meant to start. */
+export function runtimeName(): string {
+  const agent = globalThis.navigator?.userAgent ?? ''
+  const match = /^(Bun|Deno|Node\.js)\/v?(\S+)/.exec(agent)
+  if (match === null) return agent === 'Cloudflare-Workers' ? 'workerd' : agent || 'unknown runtime'
+  return `${(match[1] as string).toLowerCase().replace('.js', '')} ${match[2]}`
+}

@@ -1,0 +1,88 @@
+import { readFile } from 'node:fs/promises'
+import { Miniflare } from 'miniflare'
+import { clock } from '../test/conformance/cases.ts'
+import { type Reply, sendTo } from '../test/support/http.ts'
+import { parseArgs } from './suite/args.ts'
+import { type Outcome, Tally } from './suite/reply.ts'
+import { ANSWER_PATH, CASE_HEADER, CHECKS_PATH, CLOCK_HEADER, HANDLED_HEADER, runTable } from './suite/table.ts'
+
+// Runs the Worker bundle (`bundle.ts`, from `worker.ts`) in workerd through miniflare, which needs
+// Node 22 or later: `runtimes/node_modules/node24/bin/node runtimes/workerd.ts --worker=<bundle> --mock=<url>`.
+// Node 24 strips this file's types itself.
+
+/** Fixed, so that a newer workerd cannot change what the Worker may use without us noticing. */
+const COMPATIBILITY_DATE = '2026-07-01'
+const ORIGIN = 'http://hookguard.test'
+
+const args = parseArgs(process.argv.slice(2))
+if (args.worker === undefined) throw new TypeError('workerd.ts: pass --worker=<path to the bundled Worker>')
+
+const tally = new Tally()
+const mf = new Miniflare({
+  // The script's text, not its path: the bundle lives in a temporary folder outside this one.
+  script: await readFile(args.worker, 'utf8'),
+  modules: true,
+  compatibilityDate: COMPATIBILITY_DATE,
+  // No `nodejs_compat`: a Node API slipping into the Web build must fail here.
+  compatibilityFlags: [],
+  bindings: args.mock === undefined ? {} : { MOCK_URL: args.mock },
+})
+
+let loaded = false
+try {
+  await tally.check('the Worker loads in workerd', async () => {
+    await mf.ready
+    loaded = true
+  })
+  if (loaded) await runChecks()
+} finally {
+  // A Worker that failed to start may fail to stop too; that failure is reported above.
+  await mf.dispose().catch(() => undefined)
+}
+process.exitCode = tally.report('workerd (web build)') === 0 ? 0 : 1
+
+async function runChecks(): Promise<void> {
+  const res = await mf.dispatchFetch(new URL(CHECKS_PATH, ORIGIN))
+  const text = await res.text()
+  if (res.ok) tally.add(JSON.parse(text) as Outcome[])
+  else tally.add([{ name: 'the in-Worker checks answer', error: `${res.status}: ${text.slice(0, 500)}` }])
+
+  // The table's requests go over HTTP to miniflare's loopback address, with the conformance suite's
+  // own sender, as a client would send them to a Worker.
+  const { port } = await mf.ready
+  await runTable(tally, 'HTTP to workerd', (id) => {
+    let handled = 0
+    return {
+      async send(outgoing) {
+        const headers = { ...outgoing.headers, [CASE_HEADER]: id, [CLOCK_HEADER]: String(clock.now) }
+        let reply: Reply
+        try {
+          reply = await sendTo(Number(port), { ...outgoing, headers })
+        } catch (error) {
+          // workerd closes the connection as soon as it has answered a body it would not read, and
+          // the reset can overtake its answer on the wire (it does not linger, RFC 9112 §9.6). Then
+          // the answer is taken from the Worker, and the upload was cut short by that close.
+          if (outgoing.stream === undefined || !isConnectionReset(error)) throw error
+          reply = { ...(await recordedAnswer(id)), streamedAll: false }
+          console.log(`note: row ${id}'s connection was reset mid-upload; its answer was read from the Worker`)
+        }
+        handled = Number(reply.headers[HANDLED_HEADER] ?? 0)
+        delete reply.headers[HANDLED_HEADER]
+        return reply
+      },
+      handled: () => handled,
+    }
+  })
+}
+
+async function recordedAnswer(id: string): Promise<Reply> {
+  const res = await mf.dispatchFetch(`${ORIGIN}${ANSWER_PATH}?case=${encodeURIComponent(id)}`)
+  const answer = (await res.json()) as Reply | null
+  if (answer === null) throw new Error(`the connection was reset before the Worker answered row ${id}`)
+  return answer
+}
+
+function isConnectionReset(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === 'ECONNRESET' || code === 'EPIPE'
+}
