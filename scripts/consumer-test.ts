@@ -1,0 +1,449 @@
+/**
+ * Installs the packed packages the way a user would, outside the repository, and uses them:
+ *
+ * - `esm/`: `"type": "module"`, .mjs: core + Hono adapter + client + emulator (ESM builds);
+ * - `cjs/`: `require()`: core + Express adapter (Express 5 and 4) + emulator (CommonJS builds),
+ *   and the `hookguard` bin;
+ * - `ts-node16/`: TypeScript, `module`/`moduleResolution` `node16`: an ESM file with the Koa adapter
+ *   (Koa 3 and 2) and a .cts file with the Express adapter (the .d.cts declarations), type-checked,
+ *   emitted by tsc and run with node;
+ * - `ts-bundler/`: TypeScript, `module: esnext`, `moduleResolution: bundler`: core + Hono + client,
+ *   type-checked, emitted and run;
+ * - which build each export condition picks (`node --conditions=…`), and, where the workspace has
+ *   them installed (runtimes/), which build Bun and Deno pick and that it verifies there.
+ *
+ * One `npm install` of the tarballs and the frameworks (from the registry, `--prefer-offline`)
+ * serves all four projects, which resolve from the temporary folder's node_modules. Bounded by
+ * one deadline (HOOKGUARD_CONSUMER_TIMEOUT seconds, default 300); the temporary folder is removed
+ * at the end (kept with --keep). Run after `pnpm build`: `pnpm test:consumer`.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { pack, publicPackages, ROOT, type RunResult, run, tail } from './lib/packages.ts'
+
+const TIMEOUT_S = Number(process.env.HOOKGUARD_CONSUMER_TIMEOUT ?? 300)
+const KEEP = process.argv.includes('--keep')
+const SECRET = 'whsec-consumer-3b8f'
+/** Versions for the projects' own dependencies; typescript and @types/node as in the workspace. */
+const rootManifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+const INSTALL = [
+  'express@^5',
+  'express4@npm:express@^4',
+  'koa@^3',
+  'koa2@npm:koa@^2',
+  'hono@^4',
+  `typescript@${rootManifest.devDependencies.typescript}`,
+  `@types/node@${rootManifest.devDependencies['@types/node']}`,
+  '@types/express@^5',
+  '@types/koa@^3',
+]
+
+const started = Date.now()
+const signal = AbortSignal.timeout(TIMEOUT_S * 1000)
+const workdir = mkdtempSync(join(tmpdir(), 'hookguard-consumer-'))
+let passed = 0
+let failed = 0
+
+async function check(name: string, body: () => Promise<string | undefined>): Promise<void> {
+  const t = Date.now()
+  try {
+    const detail = await body()
+    passed++
+    console.log(`✓ ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`)
+  } catch (error) {
+    failed++
+    const message = signal.aborted
+      ? `timed out (HOOKGUARD_CONSUMER_TIMEOUT=${TIMEOUT_S})`
+      : error instanceof Error
+        ? error.message
+        : String(error)
+    console.log(`✗ ${name}\n    ${message.replaceAll('\n', '\n    ')}`)
+  }
+}
+
+/** Runs a command in the temporary folder; throws with its output unless it exits 0. */
+async function sh(cwd: string, command: string, args: string[], input?: string): Promise<RunResult> {
+  const result = await run(command, args, { cwd: join(workdir, cwd), signal, input })
+  if (result.code !== 0) throw new Error(`${[command, ...args].join(' ')} exited ${result.code}\n${tail(result)}`)
+  return result
+}
+
+/**
+ * Type-checks and emits a project with `skipLibCheck: false`, so our declarations are checked too.
+ * An error inside another package's declarations is not ours to fix (e.g. @types/koa 3 against
+ * the types content-disposition 1.x ships), so it is shown but does not fail the check; one in
+ * the project's sources or in @hookguard/* declarations does.
+ */
+async function tsc(project: string): Promise<string | undefined> {
+  const tscBin = join(workdir, 'node_modules', 'typescript', 'bin', 'tsc')
+  const result = await run('node', [tscBin, '-p', 'tsconfig.json'], { cwd: join(workdir, project), signal })
+  if (result.code === 0) return undefined
+  const errors = result.stdout.split('\n').filter((line) => /error TS\d+/.test(line))
+  const foreign = errors.filter((line) => line.includes('node_modules/') && !line.includes('node_modules/@hookguard/'))
+  if (errors.length === 0 || foreign.length < errors.length) throw new Error(`tsc exited ${result.code}\n${tail(result)}`)
+  return `${foreign.length} error(s) in third-party declarations ignored:\n    ${foreign.join('\n    ')}`
+}
+
+function write(path: string, text: string): void {
+  const file = join(workdir, path)
+  mkdirSync(dirname(file), { recursive: true })
+  writeFileSync(file, text)
+}
+
+try {
+  const tarballs = new Map<string, string>()
+  await check('pack every package', async () => {
+    mkdirSync(join(workdir, 'tarballs'))
+    for (const pkg of publicPackages()) tarballs.set(pkg.name, await pack(pkg, join(workdir, 'tarballs'), signal))
+    return [...tarballs.keys()].join(', ')
+  })
+
+  writeProjects()
+  let installed = false
+  await check('npm install the tarballs with express, koa, hono', async () => {
+    if (tarballs.size !== publicPackages().length) throw new Error('not every package was packed')
+    await sh('.', 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs.values(), ...INSTALL])
+    installed = true
+    return `${tarballs.size} tarballs and ${INSTALL.length} registry packages`
+  })
+  if (!installed) throw new Error('install failed; nothing to test')
+
+  await check('esm: import core, hono, client, emulator; verify; Node build picked', async () => {
+    return (await sh('esm', 'node', ['test.mjs'])).stdout.trim()
+  })
+  await check('cjs: require core, express (5 and 4), emulator; verify; Node build picked', async () => {
+    return (await sh('cjs', 'node', ['test.cjs'])).stdout.trim()
+  })
+  await check('cjs: the hookguard bin signs like the core', async () => {
+    const bin = join(workdir, 'node_modules', '.bin', 'hookguard')
+    const body = '{"event": "ping", "id": 1}'
+    const signed = await run(bin, ['sign'], {
+      cwd: join(workdir, 'cjs'),
+      signal,
+      input: body,
+      env: { ...process.env, HOOKGUARD_SECRET: SECRET },
+    })
+    if (signed.code !== 0) throw new Error(`hookguard sign exited ${signed.code}\n${tail(signed)}`)
+    const expected = (
+      await sh('cjs', 'node', ['-e', `require('@hookguard/core').sign(${JSON.stringify(body)}, '${SECRET}').then(console.log)`])
+    ).stdout
+    if (signed.stdout.trim() !== expected.trim()) throw new Error(`bin printed ${signed.stdout.trim()}, core signs ${expected.trim()}`)
+    return signed.stdout.trim()
+  })
+  await check('ts-node16: tsc type-checks ESM (.ts) and CommonJS (.cts) consumers', () => tsc('ts-node16'))
+  await check('ts-node16: the emitted ESM (koa 3 and 2) and CommonJS (express) run', async () => {
+    const esm = (await sh('ts-node16', 'node', ['out/index.js'])).stdout.trim()
+    const cjs = (await sh('ts-node16', 'node', ['out/require.cjs'])).stdout.trim()
+    return `${esm}; ${cjs}`
+  })
+  await check('ts-bundler: tsc type-checks with moduleResolution bundler', () => tsc('ts-bundler'))
+  await check('ts-bundler: the emitted program runs', async () => {
+    return (await sh('ts-bundler', 'node', ['out/index.js'])).stdout.trim()
+  })
+  await check('conditions: workerd, worker, browser → Web build; bun, deno, node → Node build; both verify', async () => {
+    const picks: string[] = []
+    for (const [condition, build] of [
+      ['workerd', 'web'],
+      ['worker', 'web'],
+      ['browser', 'web'],
+      ['bun', 'node'],
+      ['deno', 'node'],
+      ['', 'node'],
+    ] as const) {
+      const args = condition ? [`--conditions=${condition}`, 'resolve.mjs'] : ['resolve.mjs']
+      const { stdout } = await sh('esm', 'node', args)
+      if (!stdout.includes(`/dist/${build}/index.js`)) throw new Error(`--conditions=${condition || '(none)'} picked ${stdout.trim()}`)
+      picks.push(`${condition || 'node'}→${build}`)
+    }
+    return picks.join(' ')
+  })
+  for (const runtime of ['bun', 'deno'] as const) {
+    const binary = join(ROOT, 'runtimes', 'node_modules', '.bin', runtime)
+    if (!existsSync(binary)) {
+      console.log(`- ${runtime}: skipped (no ${runtime} in runtimes/node_modules)`)
+      continue
+    }
+    await check(`${runtime}: resolves the Node build and verifies`, async () => {
+      const args = runtime === 'deno' ? ['run', '-A', 'resolve.mjs'] : ['resolve.mjs']
+      const { stdout } = await sh('esm', binary, args)
+      if (!stdout.includes('/dist/node/index.js')) throw new Error(`picked ${stdout.trim()}`)
+      return stdout.trim().replace(workdir, '…')
+    })
+  }
+} catch (error) {
+  failed++
+  console.log(`✗ ${error instanceof Error ? error.message : String(error)}`)
+} finally {
+  if (KEEP) console.log(`kept ${workdir}`)
+  else rmSync(workdir, { recursive: true, force: true })
+}
+console.log(`consumer: ${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`)
+process.exitCode = failed === 0 ? 0 : 1
+
+function writeProjects(): void {
+  write('package.json', `${JSON.stringify({ name: 'hookguard-consumer', private: true }, null, 2)}\n`)
+
+  // ESM: the Hono adapter without a server, the client against the emulator's mock service.
+  write('esm/package.json', '{ "type": "module" }\n')
+  write(
+    'esm/test.mjs',
+    `import assert from 'node:assert/strict'
+import { createReceiver, sign, verifySignature } from '@hookguard/core'
+import { webhook } from '@hookguard/hono'
+import { createClient } from '@hookguard/client'
+import { mockService } from '@hookguard/emulator'
+import { Hono } from 'hono'
+
+const secret = '${SECRET}'
+const body = '{"event": "order.paid", "amount": 1.0}'
+const signature = await sign(body, secret)
+assert.equal(await verifySignature(body, signature, secret), true)
+assert.equal(await verifySignature('{"event": "forged"}', signature, secret), false)
+
+const receiver = createReceiver({ auth: { mode: 'secret', secret } })
+const result = await receiver.verify({ method: 'POST', url: '/hooks', headers: { 'x-service-hmac-signature': signature }, body: new TextEncoder().encode(body) })
+assert.equal(result.ok, true)
+
+const app = new Hono().post('/hooks', webhook({ auth: { mode: 'secret', secret } }), (c) => c.json(c.get('webhook').payload))
+const ok = await app.request('/hooks', { method: 'POST', body, headers: { 'X-Service-Hmac-Signature': signature } })
+assert.equal(ok.status, 200)
+assert.deepEqual(await ok.json(), { event: 'order.paid', amount: 1 })
+const refused = await app.request('/hooks', { method: 'POST', body: '{"event":"forged"}', headers: { 'X-Service-Hmac-Signature': signature } })
+assert.equal(refused.status, 401)
+assert.equal((await refused.json()).error, 'invalid_signature')
+
+const service = await mockService({ appId: 'app', appSecret: 'app-secret' })
+try {
+  const client = createClient({ baseUrl: service.url, appId: 'app', appSecret: 'app-secret' })
+  assert.equal(typeof (await client.token()), 'string')
+} finally {
+  await service.close()
+}
+
+const core = import.meta.resolve('@hookguard/core')
+assert.match(core, /\\/dist\\/node\\/index\\.js$/)
+console.log('hono 200/401, receiver ok, client token ok, core → ' + core.slice(core.indexOf('/dist/')))
+`,
+  )
+  // Prints the build an export condition picks, after checking that it verifies.
+  write(
+    'esm/resolve.mjs',
+    `import { sign, verifySignature } from '@hookguard/core'
+const signature = await sign('{"a": 1}', 'k')
+if (!(await verifySignature('{"a":1}', signature, 'k'))) throw new Error('does not verify')
+console.log(import.meta.resolve('@hookguard/core'))
+`,
+  )
+
+  // CommonJS: Express 5 and 4 on an ephemeral port, delivered to by the emulator.
+  write('cjs/package.json', '{ "type": "commonjs" }\n')
+  write(
+    'cjs/test.cjs',
+    `const assert = require('node:assert/strict')
+const { sign, verifySignature } = require('@hookguard/core')
+const { webhook } = require('@hookguard/express')
+const { deliver } = require('@hookguard/emulator')
+
+const secret = '${SECRET}'
+
+async function main() {
+  assert.equal(await verifySignature('{"a": 1}', await sign('{"a":1}', secret), secret), true)
+  const seen = []
+  for (const name of ['express', 'express4']) {
+    const express = require(name)
+    const app = express()
+    app.post('/hooks', webhook({ auth: { mode: 'secret', secret } }), (req, res) => res.json({ got: req.webhook.payload }))
+    const server = await new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)) })
+    try {
+      const url = 'http://127.0.0.1:' + server.address().port + '/hooks'
+      const ok = await deliver({ url, mode: 'secret', secret, payload: { event: 'ping' } })
+      assert.equal(ok.status, 200)
+      const bad = await deliver({ url, mode: 'secret', secret: 'another-secret', payload: { event: 'ping' } })
+      assert.equal(bad.status, 401)
+      seen.push(name + ' ' + require(name + '/package.json').version)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  }
+  const core = require.resolve('@hookguard/core')
+  assert.match(core, /\\/dist\\/node\\/index\\.cjs$/)
+  console.log(seen.join(', ') + ': 200/401; core → ' + core.slice(core.indexOf('/dist/')))
+}
+main().catch((error) => { console.error(error); process.exitCode = 1 })
+`,
+  )
+
+  // TypeScript, node16: an ESM file and a CommonJS (.cts) file, so both declaration flavours are checked.
+  write('ts-node16/package.json', '{ "type": "module" }\n')
+  write(
+    'ts-node16/tsconfig.json',
+    `${JSON.stringify(
+      {
+        compilerOptions: {
+          module: 'node16',
+          moduleResolution: 'node16',
+          target: 'es2022',
+          strict: true,
+          skipLibCheck: false,
+          outDir: 'out',
+          types: ['node'],
+        },
+        include: ['src'],
+      },
+      null,
+      2,
+    )}\n`,
+  )
+  write(
+    'ts-node16/src/index.ts',
+    `import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
+import { sign, type VerifyResult, type WebhookDelivery, type WebhookOptions, createReceiver } from '@hookguard/core'
+import { webhook, type WebhookVariables } from '@hookguard/koa'
+import { createClient, type Client } from '@hookguard/client'
+import Koa from 'koa'
+import { createRequire } from 'node:module'
+
+const secret = '${SECRET}'
+const options: WebhookOptions = { auth: { mode: 'secret', secret }, maxBodySize: 65_536 }
+const body = '{"event": "customer.created", "name": "王 小明"}'
+const signature: string = await sign(body, secret)
+const result: VerifyResult = await createReceiver(options).verify({
+  method: 'POST',
+  url: '/hooks',
+  headers: { 'x-service-hmac-signature': signature },
+  body: new TextEncoder().encode(body),
+})
+assert.equal(result.ok, true)
+
+// @ts-expect-error: 'hmac' is not a mode
+const wrong: WebhookOptions = { auth: { mode: 'hmac' } }
+void wrong
+
+const client: Client = createClient({ baseUrl: 'https://api.example.com', appId: 'app', appSecret: 's' })
+void client
+
+const require = createRequire(import.meta.url)
+const seen: string[] = []
+for (const name of ['koa', 'koa2']) {
+  const KoaClass = require(name) as typeof Koa
+  const app = new KoaClass()
+  app.use(webhook(options))
+  app.use((ctx) => {
+    const delivery: WebhookDelivery | undefined = ctx.state.webhook
+    const variables: WebhookVariables | undefined = delivery && { webhook: delivery }
+    ctx.body = { got: variables?.webhook.payload }
+  })
+  const server = app.listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  try {
+    const { port } = server.address() as AddressInfo
+    const ok = await fetch(\`http://127.0.0.1:\${port}/hooks\`, { method: 'POST', body, headers: { 'X-Service-Hmac-Signature': signature } })
+    assert.equal(ok.status, 200)
+    assert.deepEqual(await ok.json(), { got: { event: 'customer.created', name: '王 小明' } })
+    const bad = await fetch(\`http://127.0.0.1:\${port}/hooks\`, { method: 'POST', body, headers: { 'X-Service-Hmac-Signature': '00' } })
+    assert.equal(bad.status, 401)
+    seen.push(\`\${name} \${(require(\`\${name}/package.json\`) as { version: string }).version}\`)
+  } finally {
+    await new Promise((resolve) => server.close(resolve))
+  }
+}
+console.log(\`\${seen.join(', ')}: 200/401\`)
+`,
+  )
+  write(
+    'ts-node16/src/require.cts',
+    `import assert = require('node:assert/strict')
+import express = require('express')
+import { webhook, type ExpressWebhookOptions } from '@hookguard/express'
+import { sign, verifySignature } from '@hookguard/core'
+
+const options: ExpressWebhookOptions = { auth: { mode: 'basic', username: 'hook', password: 'pw' }, onError: 'next' }
+const app = express()
+app.post('/hooks', webhook(options), (req: express.Request, res: express.Response) => {
+  // Typed by the adapter's augmentation of Express.Request.
+  const mode: 'secret' | 'basic' | 'oauth2' | 'none' | undefined = req.webhook?.mode
+  res.json({ mode })
+})
+
+async function main(): Promise<void> {
+  assert.equal(await verifySignature('{}', await sign('{}', 'k'), ['old', 'k']), true)
+  const server = app.listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  try {
+    const { port } = server.address() as import('node:net').AddressInfo
+    const auth = 'Basic ' + Buffer.from('hook:pw').toString('base64')
+    const ok = await fetch(\`http://127.0.0.1:\${port}/hooks\`, { method: 'POST', body: '{"a":1}', headers: { authorization: auth } })
+    assert.equal(ok.status, 200)
+    assert.deepEqual(await ok.json(), { mode: 'basic' })
+    assert.match(require.resolve('@hookguard/core'), /\\/dist\\/node\\/index\\.cjs$/)
+    console.log('express (require from .cts): basic 200')
+  } finally {
+    await new Promise((resolve) => server.close(resolve))
+  }
+}
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exitCode = 1
+})
+`,
+  )
+
+  // TypeScript, bundler resolution.
+  write('ts-bundler/package.json', '{ "type": "module" }\n')
+  write(
+    'ts-bundler/tsconfig.json',
+    `${JSON.stringify(
+      {
+        compilerOptions: {
+          module: 'esnext',
+          moduleResolution: 'bundler',
+          target: 'es2022',
+          lib: ['es2022', 'dom'],
+          strict: true,
+          skipLibCheck: false,
+          verbatimModuleSyntax: true,
+          outDir: 'out',
+          types: [],
+        },
+        include: ['src'],
+      },
+      null,
+      2,
+    )}\n`,
+  )
+  write(
+    'ts-bundler/src/index.ts',
+    `import { ERROR_STATUS, sign, verifySignature, type WebhookErrorCode } from '@hookguard/core'
+import { tokenEndpoint, webhook } from '@hookguard/hono'
+import { ApiError, createClient } from '@hookguard/client'
+import { Hono } from 'hono'
+
+const secret = '${SECRET}'
+const auth = { mode: 'oauth2', appId: 'app-1', secret } as const
+const app = new Hono()
+app.get('/token', tokenEndpoint({ auth }))
+app.post('/hooks', webhook({ auth }), (c) => {
+  const payload: unknown = c.get('webhook').payload
+  return c.json({ payload })
+})
+
+const code: WebhookErrorCode = 'invalid_token'
+if (ERROR_STATUS[code] !== 401) throw new Error('status table')
+if (!(await verifySignature('{"x":1}', await sign('{"x": 1}', secret), secret))) throw new Error('verify')
+
+const token = await app.request(\`/token?appid=app-1&secret=\${secret}&grant_type=client_credentials\`)
+const { access_token } = (await token.json()) as { access_token: string }
+const ok = await app.request(\`/hooks?access_token=\${access_token}\`, { method: 'POST', body: '{"n":1}' })
+if (ok.status !== 200) throw new Error(\`delivery answered \${ok.status}\`)
+const refused = await app.request('/hooks?access_token=forged', { method: 'POST', body: '{"n":1}' })
+if (refused.status !== 401) throw new Error(\`forged token answered \${refused.status}\`)
+
+const client = createClient({ baseUrl: 'http://127.0.0.1:9', appId: 'a', appSecret: 'b', fetch: async () => new Response('{"error":"invalid_client"}', { status: 401, headers: { 'content-type': 'application/json' } }) })
+const failure = await client.token().catch((error: unknown) => error)
+if (!(failure instanceof ApiError) || failure.code !== 'invalid_client') throw new Error('client error')
+console.log('hono oauth2 token 200, delivery 200, forged 401; client ApiError invalid_client')
+`,
+  )
+}
