@@ -1,8 +1,13 @@
 import type { Options } from 'tsup'
 
 interface PackageBuild {
-  /** Entry files, relative to the package. */
+  /** Entry files, relative to the package: built as ESM and CommonJS, with type declarations. */
   entry: string[]
+  /**
+   * Command-line entries, relative to the package: ESM only and no declarations, since nothing
+   * imports them. Each keeps its shebang and is made executable (`dist/<name>.js`).
+   */
+  bin?: string[]
   /**
    * Build twice: a Node bundle (resolving `#crypto` with the `node` condition) and a Web
    * bundle for every other runtime. The package's export conditions pick between them.
@@ -22,14 +27,27 @@ const common = {
 } satisfies Options
 
 /** The one build policy every package shares; a package names its entries and nothing else. */
-export function buildPackage({ entry, conditional = false }: PackageBuild): Options[] {
-  if (!conditional) return [{ ...common, entry, clean: true, dts: true }]
+export function buildPackage({ entry, bin = [], conditional = false }: PackageBuild): Options[] {
+  if (!conditional) {
+    // The bin build writes into the same folder at the same time, so the library build's clean
+    // leaves its files alone; they are overwritten instead.
+    const keep = bin.flatMap((file) => {
+      const name = file.replace(/^.*\//, '').replace(/\.[cm]?tsx?$/, '')
+      return [`!${name}.js`, `!${name}.js.map`]
+    })
+    const library: Options = { ...common, entry, clean: keep.length > 0 ? keep : true, dts: true }
+    if (bin.length === 0) return [library]
+    return [library, { ...common, entry: bin, format: ['esm'], platform: 'node', dts: false }]
+  }
+  if (bin.length > 0) throw new Error('tsup.shared.ts: a conditional build has no bin entries')
   return [
+    // Declarations only: one set serves both builds. Its clean removes declarations only.
     { ...common, entry, outDir: 'dist', clean: true, dts: { only: true } },
     {
       ...common,
       entry,
       outDir: 'dist/node',
+      clean: true,
       platform: 'node',
       esbuildOptions: (o) => {
         o.conditions = ['node']
@@ -39,6 +57,7 @@ export function buildPackage({ entry, conditional = false }: PackageBuild): Opti
       ...common,
       entry,
       outDir: 'dist/web',
+      clean: true,
       platform: 'neutral',
       esbuildOptions: (o) => {
         o.conditions = ['worker', 'browser']
