@@ -1,32 +1,13 @@
 import type { IncomingMessage } from 'node:http'
 import { tokenEndpoint, WebhookError, type WebhookRequest, webhook } from '@hookguard/express'
-import express5, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express'
+import express5, { type ErrorRequestHandler, type RequestHandler } from 'express'
 import express4 from 'express4'
-import { afterEach, describe, expect, it } from 'vitest'
-import fixtures from './fixtures/signatures.json' with { type: 'json' }
-import { listen, type Outgoing, type Target } from './support/http.ts'
+import { describe, expect, it } from 'vitest'
+import { auth, delivered, serverPerTest, signed, vector } from './support/adapter-tests.ts'
 
 // What differs per framework: parsers mounted before webhook(), mount paths, next(), onError.
 
-const vector = fixtures.vectors[0] as (typeof fixtures.vectors)[number]
-const auth = { mode: 'secret', secret: vector.secret } as const
-const signed: Outgoing = {
-  path: '/hooks',
-  headers: { 'content-type': 'application/json', 'x-service-hmac-signature': vector.signature },
-  body: vector.body,
-}
-const delivered = { payload: JSON.parse(vector.body), raw: vector.body }
-
-let target: Target | undefined
-afterEach(async () => {
-  await target?.close()
-  target = undefined
-})
-
-async function serve(app: Express): Promise<Target> {
-  target = await listen(app)
-  return target
-}
+const serve = serverPerTest()
 
 /** Answers what the handler after webhook() saw. */
 const echo: RequestHandler = (req, res) => {

@@ -2,38 +2,20 @@ import { getRequestListener } from '@hono/node-server'
 import { tokenEndpoint, WebhookError, type WebhookRequest, webhook } from '@hookguard/hono'
 import { Hono, type MiddlewareHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
-import { afterEach, describe, expect, it } from 'vitest'
-import fixtures from './fixtures/signatures.json' with { type: 'json' }
-import { listen, type Outgoing, sendToFetch, type Target } from './support/http.ts'
+import { describe, expect, it } from 'vitest'
+import { auth, delivered, serverPerTest, signed, vector } from './support/adapter-tests.ts'
+import { type Outgoing, sendToFetch } from './support/http.ts'
 
 // What differs per framework: bodies read before webhook(), reading the body again after it,
 // mount paths, onError.
 
-const vector = fixtures.vectors[0] as (typeof fixtures.vectors)[number]
-const auth = { mode: 'secret', secret: vector.secret } as const
-const signed: Outgoing = {
-  path: '/hooks',
-  headers: { 'content-type': 'application/json', 'x-service-hmac-signature': vector.signature },
-  body: vector.body,
-}
-const payload = JSON.parse(vector.body)
-
-let server: Target | undefined
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
+const { payload } = delivered
+const listen = serverPerTest()
 
 /** Runs `app` in process and on @hono/node-server, whose request body is a Node stream underneath. */
 const runners = [
   ['app.request', async (app: Hono) => (outgoing: Outgoing) => sendToFetch(app.request, outgoing)],
-  [
-    '@hono/node-server',
-    async (app: Hono) => {
-      server = await listen(getRequestListener(app.fetch))
-      return server.send
-    },
-  ],
+  ['@hono/node-server', async (app: Hono) => (await listen(getRequestListener(app.fetch))).send],
 ] as const
 
 /** Reads the body in a middleware before webhook(), the way a logger or validator would. */

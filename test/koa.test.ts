@@ -3,26 +3,13 @@ import { bodyParser } from '@koa/bodyparser'
 import Koa3, { type Middleware } from 'koa'
 import koaBodyParser from 'koa-bodyparser'
 import Koa2 from 'koa2'
-import { afterEach, describe, expect, it } from 'vitest'
-import fixtures from './fixtures/signatures.json' with { type: 'json' }
-import { listen, type Outgoing, type Target } from './support/http.ts'
+import { describe, expect, it } from 'vitest'
+import { auth, delivered, serverPerTest, signed, vector } from './support/adapter-tests.ts'
+import type { Target } from './support/http.ts'
 
 // What differs per framework: parsers mounted before webhook(), mount paths, next(), onError.
 
-const vector = fixtures.vectors[0] as (typeof fixtures.vectors)[number]
-const auth = { mode: 'secret', secret: vector.secret } as const
-const signed: Outgoing = {
-  path: '/hooks',
-  headers: { 'content-type': 'application/json', 'x-service-hmac-signature': vector.signature },
-  body: vector.body,
-}
-const delivered = { payload: JSON.parse(vector.body), raw: vector.body }
-
-let target: Target | undefined
-afterEach(async () => {
-  await target?.close()
-  target = undefined
-})
+const listen = serverPerTest()
 
 /** Serves `middleware` in order, then a handler that answers what webhook() delivered. */
 async function serve(Koa: typeof Koa3, ...middleware: Middleware[]): Promise<Target> {
@@ -32,8 +19,7 @@ async function serve(Koa: typeof Koa3, ...middleware: Middleware[]): Promise<Tar
   app.use((ctx) => {
     ctx.body = { payload: ctx.request.body, raw: ctx.request.rawBody }
   })
-  target = await listen(app.callback())
-  return target
+  return listen(app.callback())
 }
 
 describe.each([

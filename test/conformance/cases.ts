@@ -1,8 +1,9 @@
 import { gzipSync } from 'node:zlib'
-import { createReceiver, sign, type WebhookAuth, type WebhookErrorCode, type WebhookOptions } from '@hookguard/core'
+import { sign, type WebhookAuth, type WebhookErrorCode, type WebhookOptions } from '@hookguard/core'
 import { expect } from 'vitest'
 import fixtures from '../fixtures/signatures.json' with { type: 'json' }
 import type { Outgoing, Reply, Target } from '../support/http.ts'
+import { issueToken, tokenPath } from '../support/tokens.ts'
 
 /** One row of the table: the app's options, what the sender does, and what must come back. */
 export interface Case {
@@ -77,14 +78,6 @@ const request = (outgoing: Outgoing) => (app: Target) => app.send(outgoing)
 const basicHeader = (credentials: string) => `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`
 const delivered = (body: string): Expected => ({ status: 200, payload: JSON.parse(body), raw: body })
 
-function tokenPath(appid: string | null, secret: string | null, grantType: string | null = 'client_credentials'): string {
-  const query = new URLSearchParams()
-  if (appid !== null) query.set('appid', appid)
-  if (secret !== null) query.set('secret', secret)
-  if (grantType !== null) query.set('grant_type', grantType)
-  return `/token?${query}`
-}
-
 /** Does what the service does before a delivery: GET the token acquisition address. */
 async function fetchToken(app: Target): Promise<string> {
   const reply = await app.send({ method: 'GET', path: tokenPath(OAUTH.appId, OAUTH.secret) })
@@ -93,15 +86,7 @@ async function fetchToken(app: Target): Promise<string> {
 }
 
 /** A token issued by another receiver (another instance, or another app's settings). */
-async function tokenFrom(auth: Extract<WebhookAuth, { mode: 'oauth2' }>): Promise<string> {
-  const answer = await createReceiver({ auth, clock: () => clock.now }, 'token').token({
-    method: 'GET',
-    url: tokenPath(auth.appId, auth.secret),
-    headers: {},
-    body: new Uint8Array(0),
-  })
-  return (JSON.parse(answer.body) as { access_token: string }).access_token
-}
+const tokenFrom = (auth: Extract<WebhookAuth, { mode: 'oauth2' }>) => issueToken(auth, () => clock.now)
 
 /** Changes one character of the claims, leaving the MAC as it was. */
 function tamper(token: string): string {

@@ -1,26 +1,18 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { SECRETS } from '../conformance/cases.ts'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { factories } from '../support/apps.ts'
-import type { Outgoing, Reply } from '../support/http.ts'
-import { catalogue, clock, expectationFor, ROBUST_SECRETS, START, type Wire } from './catalogue.ts'
-import { checkReply, healthyRequest, sensitiveFrom, settle } from './support/checks.ts'
+import type { Reply } from '../support/http.ts'
+import { catalogue, clock, expectationFor, START, type Wire } from './catalogue.ts'
+import { checkReply, healthyRequest, recordingWire, sensitiveFrom, settle } from './support/checks.ts'
 import { startServed } from './support/listening.ts'
-import { captureOutput, expectNothingLeaked, type ProcessFaults, watchProcessFaults } from './support/watch.ts'
+import { captureOutput, expectNothingLeaked, failOnProcessFaults } from './support/watch.ts'
 
 // The catalogue of malformed and hostile requests against every adapter, answering as it ships
 // (onError 'respond'): the contract's answer or Node's own, nothing sensitive in the answer or in
 // any log line, no fault reaching the process, and the next delivery still served.
 
-let faults: ProcessFaults
-beforeAll(() => {
-  faults = watchProcessFaults()
-})
-afterAll(() => faults.stop())
+failOnProcessFaults()
 beforeEach(() => {
   clock.now = START
-})
-afterEach(() => {
-  expect(faults.seen(), 'unhandled rejections and uncaught exceptions').toEqual([])
 })
 
 describe.each(factories)('$name', (factory) => {
@@ -37,17 +29,7 @@ describe.each(factories)('$name', (factory) => {
         it(row.name, async () => {
           const options = row.options()
           const app = await startServed(factory, options)
-          const sent: Outgoing[] = []
-          const sensitive = [...SECRETS, ...ROBUST_SECRETS]
-          const wire: Wire = {
-            port: app.port,
-            send: (outgoing) => {
-              sent.push(outgoing)
-              return app.send(outgoing)
-            },
-            sensitive: (...values) => sensitive.push(...values),
-            refusals: 'hookguard',
-          }
+          const { wire, sent, sensitive } = recordingWire(app, 'hookguard')
           try {
             const output = captureOutput()
             let reply: Reply

@@ -1,7 +1,8 @@
 import { gzipSync } from 'node:zlib'
-import { createReceiver, sign, type WebhookAuth, type WebhookErrorCode, type WebhookOptions } from '@hookguard/core'
+import { sign, type WebhookAuth, type WebhookErrorCode, type WebhookOptions } from '@hookguard/core'
 import { expect } from 'vitest'
 import type { Outgoing, Reply } from '../support/http.ts'
+import { issueToken, tokenPath } from '../support/tokens.ts'
 import { exchange, head, sendWithLines } from './support/wire.ts'
 
 /**
@@ -132,10 +133,6 @@ function raw(wire: Wire, lines: [string, string][], body: string | Uint8Array, a
   return exchange(socketOf(wire), { bytes: [head('POST', '/hooks', lines), body], afterwards, ...(waitMs === undefined ? {} : { waitMs }) })
 }
 
-function tokenPath(appId: string, secret: string): string {
-  return `/token?${new URLSearchParams({ appid: appId, secret, grant_type: 'client_credentials' })}`
-}
-
 /** Does what the service does before a delivery: GET the app's token address. */
 export async function fetchToken(wire: Pick<Wire, 'send'>, auth: { appId: string; secret: string } = OAUTH): Promise<string> {
   const reply = await wire.send({ method: 'GET', path: tokenPath(auth.appId, auth.secret) })
@@ -144,15 +141,7 @@ export async function fetchToken(wire: Pick<Wire, 'send'>, auth: { appId: string
 }
 
 /** A token issued by a receiver with other settings (another key, another app, other tokenKeys). */
-async function tokenFrom(auth: OAuth2Auth): Promise<string> {
-  const answer = await createReceiver({ auth, clock: () => clock.now }, 'token').token({
-    method: 'GET',
-    url: tokenPath(auth.appId, auth.secret),
-    headers: {},
-    body: new Uint8Array(0),
-  })
-  return (JSON.parse(answer.body) as { access_token: string }).access_token
-}
+const tokenFrom = (auth: OAuth2Auth) => issueToken(auth, () => clock.now)
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 

@@ -1,11 +1,12 @@
 import type { WebhookOptions } from '@hookguard/core'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import * as conformance from '../conformance/cases.ts'
-import type { Outgoing, Reply, Target } from '../support/http.ts'
-import { catalogue, clock, type Expected, expectationFor, ROBUST_SECRETS, START, type Wire } from './catalogue.ts'
-import { codeOf, sensitiveFrom, settle } from './support/checks.ts'
-import { type PassingApp, passingFactories } from './support/passing-apps.ts'
-import { captureOutput, describeError, expectNothingLeaked, type ProcessFaults, until, watchProcessFaults } from './support/watch.ts'
+import { factories } from '../support/apps.ts'
+import type { Reply, Target } from '../support/http.ts'
+import { catalogue, clock, type Expected, expectationFor, START, type Wire } from './catalogue.ts'
+import { codeOf, recordingWire, sensitiveFrom, settle } from './support/checks.ts'
+import { type PassingApp, startPassing } from './support/listening.ts'
+import { captureOutput, describeError, expectNothingLeaked, failOnProcessFaults, until } from './support/watch.ts'
 
 // Every refusal handed to the framework's own error handling (Express onError 'next', Koa and
 // Hono onError 'throw'), left as it ships: Express's final handler logging each error's stack and
@@ -13,17 +14,10 @@ import { captureOutput, describeError, expectNothingLeaked, type ProcessFaults, 
 // onError. Neither the error passed on (message, stack, own properties, cause), nor the answer,
 // nor any console or stdout/stderr line may hold a secret, password, token, or the body.
 
-let faults: ProcessFaults
-beforeAll(() => {
-  faults = watchProcessFaults()
-})
-afterAll(() => faults.stop())
+failOnProcessFaults()
 beforeEach(() => {
   clock.now = START
   conformance.clock.now = conformance.START
-})
-afterEach(() => {
-  expect(faults.seen(), 'unhandled rejections and uncaught exceptions').toEqual([])
 })
 
 interface Run {
@@ -40,17 +34,7 @@ async function run(
   send: (wire: Wire) => Promise<Reply>,
   refusal: string | undefined,
 ): Promise<Run> {
-  const sent: Outgoing[] = []
-  const sensitive = [...conformance.SECRETS, ...ROBUST_SECRETS]
-  const wire: Wire = {
-    port: app.port,
-    send: (outgoing) => {
-      sent.push(outgoing)
-      return app.send(outgoing)
-    },
-    sensitive: (...values) => sensitive.push(...values),
-    refusals: 'framework',
-  }
+  const { wire, sent, sensitive } = recordingWire(app, 'framework')
   const output = captureOutput()
   let reply: Reply
   try {
@@ -75,7 +59,7 @@ function expectNoLeak({ reply, app, sensitive, log }: Run, delivered: boolean): 
   expectNothingLeaked(places, sensitive)
 }
 
-describe.each(passingFactories)('$name, refusals handed to the framework', (factory) => {
+describe.each(factories)('$name, refusals handed to the framework', (factory) => {
   describe('the catalogue of malformed requests', () => {
     for (const section of catalogue) {
       const cells = section.rows.flatMap((row) => {
@@ -88,7 +72,7 @@ describe.each(passingFactories)('$name, refusals handed to the framework', (fact
         for (const { row, expected } of cells) {
           it(`${row.name}: passes on ${refusalOf(expected) ?? 'nothing'}, and leaks nothing`, async () => {
             const options = row.options()
-            const app = await factory.start(options)
+            const app = await startPassing(factory, options)
             try {
               const result = await run(app, options, row.send, refusalOf(expected))
               const exception = FRAMEWORK_ANSWERS.find((e) => e.factories.includes(factory.name) && e.refusal === refusalOf(expected))
@@ -115,7 +99,7 @@ describe.each(passingFactories)('$name, refusals handed to the framework', (fact
           const passedOn = isTokenAddress(row) ? undefined : row.expect.error
           it(`${row.name}: ${passedOn === undefined ? 'answers' : `passes on ${passedOn}`}, and leaks nothing`, async () => {
             const options = row.options()
-            const app = await factory.start(options)
+            const app = await startPassing(factory, options)
             try {
               const target: Target = { send: app.send, close: app.close }
               const result = await run(app, options, (wire) => row.send({ send: wire.send, close: target.close }), passedOn)

@@ -3,9 +3,9 @@ import type { WebhookOptions } from '@hookguard/core'
 import * as forExpress from '@hookguard/express'
 import * as forHono from '@hookguard/hono'
 import * as forKoa from '@hookguard/koa'
-import express5 from 'express'
+import express5, { type ErrorRequestHandler } from 'express'
 import express4 from 'express4'
-import { Hono } from 'hono'
+import { type ErrorHandler, Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import Koa3 from 'koa'
 import Koa2 from 'koa2'
@@ -28,9 +28,19 @@ export interface App extends Target {
   handled(): number
 }
 
+/**
+ * How a refusal is answered. By default hookguard answers it itself (onError 'respond') and the
+ * framework stays quiet. With `passOn`, every refusal goes to the framework's own error handling
+ * instead (Express onError 'next', Koa and Hono 'throw'), left as it ships, logging included, so
+ * that leak checks see what a real app would print; `passOn` sees each error that reaches it.
+ */
+export interface AppSettings {
+  passOn?: (error: unknown) => void
+}
+
 export interface AppFactory {
   name: string
-  start(options: WebhookOptions): Promise<App>
+  start(options: WebhookOptions, settings?: AppSettings): Promise<App>
 }
 
 const decoder = new TextDecoder()
@@ -38,11 +48,15 @@ const decoder = new TextDecoder()
 function expressFactory(name: string, createApp: typeof express5): AppFactory {
   return {
     name,
-    async start(options) {
+    async start(options, { passOn } = {}) {
       let handled = 0
       const app = createApp()
+      // Not 'test' (vitest's NODE_ENV): the final handler then logs every error with its stack,
+      // and puts the stack in the answer, as in a developer's app.
+      if (passOn !== undefined) app.set('env', 'development')
       if (options.auth.mode === 'oauth2') app.all('/token', forExpress.tokenEndpoint(options))
-      app.post('/hooks', forExpress.webhook(options), (req, res) => {
+      const hook = forExpress.webhook(passOn === undefined ? options : { ...options, onError: 'next' })
+      app.post('/hooks', hook, (req, res) => {
         handled++
         const delivery = req.webhook
         if (delivery === undefined) throw new Error('webhook() called next() without a delivery')
@@ -54,6 +68,13 @@ function expressFactory(name: string, createApp: typeof express5): AppFactory {
         }
         res.json(received)
       })
+      if (passOn !== undefined) {
+        const record: ErrorRequestHandler = (error, _req, _res, next) => {
+          passOn(error)
+          next(error)
+        }
+        app.use(record)
+      }
       return { ...(await listen(app)), handled: () => handled }
     },
   }
@@ -62,12 +83,24 @@ function expressFactory(name: string, createApp: typeof express5): AppFactory {
 function koaFactory(name: string, KoaClass: typeof Koa3): AppFactory {
   return {
     name,
-    async start(options) {
+    async start(options, { passOn } = {}) {
       let handled = 0
       const app = new KoaClass()
-      app.silent = true
+      // Koa's default app.onerror logs to stderr unless silent: quiet here, as shipped when passing
+      // on, where nothing it logs may be sensitive.
+      app.silent = passOn === undefined
       const token = options.auth.mode === 'oauth2' ? forKoa.tokenEndpoint(options) : undefined
-      const hook = forKoa.webhook(options)
+      const hook = forKoa.webhook(passOn === undefined ? options : { ...options, onError: 'throw' })
+      if (passOn !== undefined) {
+        app.use(async (_ctx, next) => {
+          try {
+            await next()
+          } catch (error) {
+            passOn(error)
+            throw error
+          }
+        })
+      }
       app.use(async (ctx, next) => {
         if (ctx.path === '/token' && token !== undefined) return token(ctx, next)
         if (ctx.path !== '/hooks' || ctx.method !== 'POST') return next()
@@ -86,11 +119,25 @@ function koaFactory(name: string, KoaClass: typeof Koa3): AppFactory {
   }
 }
 
-function honoApp(options: WebhookOptions): { app: Hono; handled(): number } {
+// Hono's default answer, without the console noise for the cases where a resolver throws.
+const quietly: ErrorHandler = (error, c) => (error instanceof HTTPException ? error.getResponse() : c.text('Internal Server Error', 500))
+
+/** Hono's own default handler, logging included, after `passOn` has seen the error. */
+const asShipped =
+  (passOn: (error: unknown) => void): ErrorHandler =>
+  (error, c) => {
+    passOn(error)
+    if ('getResponse' in error && typeof error.getResponse === 'function') return error.getResponse() as Response
+    console.error(error)
+    return c.text('Internal Server Error', 500)
+  }
+
+function honoApp(options: WebhookOptions, { passOn }: AppSettings = {}): { app: Hono; handled(): number } {
   let handled = 0
   const app = new Hono()
   if (options.auth.mode === 'oauth2') app.all('/token', forHono.tokenEndpoint(options))
-  app.post('/hooks', forHono.webhook(options), async (c) => {
+  const hook = forHono.webhook(passOn === undefined ? options : { ...options, onError: 'throw' })
+  app.post('/hooks', hook, async (c) => {
     handled++
     const delivery = c.get('webhook')
     const received: Received = {
@@ -102,23 +149,22 @@ function honoApp(options: WebhookOptions): { app: Hono; handled(): number } {
     }
     return c.json(received)
   })
-  // Hono's default answer, without the console noise for the cases where a resolver throws.
-  app.onError((error, c) => (error instanceof HTTPException ? error.getResponse() : c.text('Internal Server Error', 500)))
+  app.onError(passOn === undefined ? quietly : asShipped(passOn))
   return { app, handled: () => handled }
 }
 
 const honoInProcess: AppFactory = {
   name: 'Hono (app.request)',
-  async start(options) {
-    const { app, handled } = honoApp(options)
+  async start(options, settings) {
+    const { app, handled } = honoApp(options, settings)
     return { send: (request) => sendToFetch(app.request, request), close: async () => {}, handled }
   },
 }
 
 const honoOnNode: AppFactory = {
   name: 'Hono (@hono/node-server)',
-  async start(options) {
-    const { app, handled } = honoApp(options)
+  async start(options, settings) {
+    const { app, handled } = honoApp(options, settings)
     return { ...(await listen(getRequestListener(app.fetch))), handled }
   },
 }

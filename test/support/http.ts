@@ -62,16 +62,7 @@ export function sendTo(port: number, { method = 'POST', path, headers = {}, body
     req.on('response', (res) => {
       answered = true
       if (stream !== undefined) streamedAll = sent === stream.length
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('error', reject)
-      res.on('end', () => {
-        const replyHeaders: Record<string, string> = {}
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value !== undefined) replyHeaders[name] = Array.isArray(value) ? value.join(', ') : value
-        }
-        resolve({ status: res.statusCode ?? 0, headers: replyHeaders, text: Buffer.concat(chunks).toString('utf8'), streamedAll })
-      })
+      readReply(res).then((reply) => resolve({ ...reply, streamedAll }), reject)
     })
     if (stream === undefined) {
       req.end(body)
@@ -84,6 +75,22 @@ export function sendTo(port: number, { method = 'POST', path, headers = {}, body
       }
       if (!req.destroyed) req.end()
     })().catch(reject)
+  })
+}
+
+/** Reads a Node client's answer to the end, with repeated headers joined as fetch joins them. */
+export function readReply(res: http.IncomingMessage): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    res.on('data', (chunk: Buffer) => chunks.push(chunk))
+    res.on('error', reject)
+    res.on('end', () => {
+      const headers: Record<string, string> = {}
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value
+      }
+      resolve({ status: res.statusCode ?? 0, headers, text: Buffer.concat(chunks).toString('utf8') })
+    })
   })
 }
 

@@ -1,8 +1,10 @@
 import { ERROR_STATUS, formatBasicAuthorization, sign, type WebhookOptions } from '@hookguard/core'
 import { expect } from 'vitest'
+import { SECRETS } from '../../conformance/cases.ts'
 import type { Received } from '../../support/apps.ts'
 import type { Outgoing, Reply, Target } from '../../support/http.ts'
-import type { Expected } from '../catalogue.ts'
+import { type Expected, ROBUST_SECRETS, type Wire } from '../catalogue.ts'
+import type { Served } from './listening.ts'
 
 const decoder = new TextDecoder()
 
@@ -21,6 +23,25 @@ export function checkReply(reply: Reply, expected: Expected, handled: number): v
     expect(reply.headers['cache-control']).toBe('no-store')
   }
   if (expected.byNode) expect(reply.text, "Node's own answer has no body").toBe('')
+}
+
+/**
+ * A wire to `app` that keeps what went through it: `sent`, for `sensitiveFrom` afterwards, and
+ * `sensitive`, every configured secret plus what the row declared outside `send`.
+ */
+export function recordingWire(app: Served, refusals: Wire['refusals']): { wire: Wire; sent: Outgoing[]; sensitive: string[] } {
+  const sent: Outgoing[] = []
+  const sensitive = [...SECRETS, ...ROBUST_SECRETS]
+  const wire: Wire = {
+    port: app.port,
+    send: (outgoing) => {
+      sent.push(outgoing)
+      return app.send(outgoing)
+    },
+    sensitive: (...values) => sensitive.push(...values),
+    refusals,
+  }
+  return { wire, sent, sensitive }
 }
 
 /**

@@ -1,7 +1,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { WebhookOptions } from '@hookguard/core'
-import type { App, AppFactory } from '../../support/apps.ts'
+import type { App, AppFactory, AppSettings } from '../../support/apps.ts'
 
 /** An app from one of the shared factories, with the port it listens on (none for an app served in process). */
 export interface Served extends App {
@@ -33,7 +33,20 @@ export async function observePort<T>(start: () => Promise<T>): Promise<{ value: 
 }
 
 /** Starts `factory`'s app, with its port (none for an app served in process). */
-export async function startServed(factory: AppFactory, options: WebhookOptions): Promise<Served> {
-  const { value: app, port } = await observePort(() => factory.start(options))
+export async function startServed(factory: AppFactory, options: WebhookOptions, settings?: AppSettings): Promise<Served> {
+  const { value: app, port } = await observePort(() => factory.start(options, settings))
   return { ...app, port }
+}
+
+/** An app whose refusals go to the framework's own error handling (`AppSettings.passOn`). */
+export interface PassingApp extends Served {
+  /** The errors the framework's error handling received, in order. */
+  passedOn(): unknown[]
+}
+
+/** Starts `factory`'s app with refusals passed on to the framework, recording each one. */
+export async function startPassing(factory: AppFactory, options: WebhookOptions): Promise<PassingApp> {
+  const passedOn: unknown[] = []
+  const app = await startServed(factory, options, { passOn: (error) => passedOn.push(error) })
+  return { ...app, passedOn: () => passedOn }
 }

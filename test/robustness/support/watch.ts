@@ -1,5 +1,5 @@
 import { inspect } from 'node:util'
-import { expect, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, expect, vi } from 'vitest'
 
 const CONSOLE_METHODS = ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const
 
@@ -55,6 +55,21 @@ export function watchProcessFaults(): ProcessFaults {
       process.off('uncaughtException', record)
     },
   }
+}
+
+/**
+ * Registers hooks that watch for process faults from the file's first test to its last, and fail
+ * each test after which one has been seen: a fault belongs to no test, so no test would fail on it.
+ */
+export function failOnProcessFaults(): void {
+  let faults: ProcessFaults
+  beforeAll(() => {
+    faults = watchProcessFaults()
+  })
+  afterAll(() => faults.stop())
+  afterEach(() => {
+    expect(faults.seen(), 'unhandled rejections and uncaught exceptions').toEqual([])
+  })
 }
 
 /**

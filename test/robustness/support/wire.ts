@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import http from 'node:http'
 import net from 'node:net'
-import type { Reply } from '../../support/http.ts'
+import { type Reply, readReply } from '../../support/http.ts'
 
 /** What came back on a socket: the first answer, if any, and whether the server closed the connection. */
 export interface RawReply extends Reply {
@@ -115,16 +115,7 @@ export function sendWithLines(
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('error', reject)
-      res.on('end', () => {
-        const replyHeaders: Record<string, string> = {}
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value !== undefined) replyHeaders[name] = Array.isArray(value) ? value.join(', ') : value
-        }
-        resolve({ status: res.statusCode ?? 0, headers: replyHeaders, text: Buffer.concat(chunks).toString('utf8') })
-      })
+      readReply(res).then(resolve, reject)
     })
     req.on('error', reject)
     req.end(body)
