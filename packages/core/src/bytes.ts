@@ -1,5 +1,6 @@
+import { backend } from '#crypto'
+
 const encoder = new TextEncoder()
-const strictDecoder = new TextDecoder('utf-8', { fatal: true })
 
 export function utf8(text: string): Uint8Array {
   return encoder.encode(text)
@@ -7,7 +8,7 @@ export function utf8(text: string): Uint8Array {
 
 /** Decodes UTF-8, throwing a `TypeError` on malformed input rather than inserting U+FFFD. */
 export function decodeUtf8(bytes: Uint8Array): string {
-  return strictDecoder.decode(bytes)
+  return backend.decodeUtf8(bytes)
 }
 
 export function toBytes(body: string | Uint8Array): Uint8Array {

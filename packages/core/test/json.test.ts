@@ -40,3 +40,9 @@ describe('nestsDeeperThan', () => {
     expect(nestsDeeperThan(encode('[{"a":[{"b":[1]}]}]'), 4)).toBe(true)
   })
 })
+
+describe('a body with a byte order mark', () => {
+  it('is refused alike on every build, since JSON text must not begin with one (RFC 8259 §8.1)', () => {
+    expect(parseJson(encode('\uFEFF{"a":1}'), 1000)).toBeUndefined()
+  })
+})

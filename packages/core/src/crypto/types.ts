@@ -2,7 +2,8 @@
 export type HmacKey = object
 
 /**
- * What the rest of the core needs from the platform. `crypto/node.ts` and `crypto/web.ts` each
+ * What the rest of the core needs from the platform: the crypto, and the few byte operations a
+ * platform does natively much faster than portable code. `crypto/node.ts` and `crypto/web.ts` each
  * implement it; the package's `#crypto` import condition picks one, so no runtime check chooses
  * between them.
  */
@@ -15,4 +16,6 @@ export interface CryptoBackend {
    * native search (a JavaScript loop would cost more than the HMAC it is meant to save).
    */
   includesByte: ((data: Uint8Array, byte: number) => boolean) | undefined
+  /** Strict UTF-8 decoding: throws a `TypeError` on malformed input rather than inserting U+FFFD. */
+  decodeUtf8(data: Uint8Array): string
 }

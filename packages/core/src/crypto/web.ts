@@ -1,6 +1,8 @@
 import type { CryptoBackend } from './types.ts'
 
 const HMAC_SHA256 = { name: 'HMAC', hash: 'SHA-256' } as const
+// ignoreBOM keeps a leading U+FEFF, as Buffer does on Node: decoding is then the same everywhere.
+const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 // TypeScript's DOM types want ArrayBuffer-backed views; ours always are, never shared memory.
 const source = (bytes: Uint8Array) => bytes as Uint8Array<ArrayBuffer>
@@ -11,4 +13,5 @@ export const backend: CryptoBackend = {
   sha256: async (data) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(data))),
   // TypedArray#indexOf costs about as much as the HMAC itself; better not to search at all.
   includesByte: undefined,
+  decodeUtf8: (data) => strictDecoder.decode(data),
 }

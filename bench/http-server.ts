@@ -1,0 +1,107 @@
+/**
+ * One server for the HTTP benchmark, in its own process so its CPU time is its own: forked by
+ * http.ts as `http-server.ts <framework> <baseline|webhook>`, it listens on a loopback port, sends
+ * the port over IPC, and answers each `cpu` message with `process.cpuUsage()`.
+ *
+ * Both variants run the same handler; the only difference is what stands before it: the
+ * framework's usual JSON parser, or `webhook()` (which verifies and then parses).
+ */
+import type { AddressInfo } from 'node:net'
+import { resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { serve } from '@hono/node-server'
+import { webhook as expressWebhook } from '@hookguard/express'
+import { webhook as honoWebhook } from '@hookguard/hono'
+import { webhook as koaWebhook } from '@hookguard/koa'
+import { bodyParser } from '@koa/bodyparser'
+import { Hono } from 'hono'
+
+export const FRAMEWORKS = ['express4', 'express5', 'koa3', 'hono'] as const
+export type Framework = (typeof FRAMEWORKS)[number]
+export type Variant = 'baseline' | 'webhook'
+export type ServerMessage = { port: number } | { cpu: NodeJS.CpuUsage }
+
+export const SECRET = 'hookguard-bench-secret-7d1e4c2b9a'
+export const PATH = '/hooks'
+
+// The bench package has no @types for Express and Koa (the adapters' packages do), so the little
+// used here is typed locally.
+type Handler = (req: { body: unknown }, res: { status(code: number): { end(): void } }, next: () => void) => void
+interface ExpressApp {
+  post(path: string, ...handlers: unknown[]): void
+  listen(port: number, host: string, done: () => void): { address(): AddressInfo | string | null }
+}
+interface ExpressModule {
+  (): ExpressApp
+  json(): Handler
+}
+interface KoaContext {
+  request: { body?: unknown }
+  status: number
+}
+interface KoaApp {
+  use(middleware: unknown): KoaApp
+  listen(port: number, host: string, done: () => void): { address(): AddressInfo | string | null }
+}
+
+/** Both variants must reach the handler with the parsed payload; anything else answers 500. */
+// A specifier held in a variable keeps TypeScript from looking for declarations that are not installed.
+const importUntyped = (specifier: string): Promise<{ default: unknown }> => import(specifier)
+
+const isDelivery = (body: unknown) => (body as { event?: unknown } | undefined)?.event === 'customer.updated'
+
+const auth = { mode: 'secret', secret: SECRET } as const
+
+async function start(framework: Framework, variant: Variant): Promise<number> {
+  const addressOf = (server: { address(): AddressInfo | string | null }) => (server.address() as AddressInfo).port
+  switch (framework) {
+    case 'express4':
+    case 'express5': {
+      const express = (await importUntyped(framework === 'express4' ? 'express4' : 'express')).default as ExpressModule
+      const app = express()
+      const handler: Handler = (req, res) => res.status(isDelivery(req.body) ? 204 : 500).end()
+      app.post(PATH, variant === 'webhook' ? expressWebhook({ auth }) : express.json(), handler)
+      return new Promise((resolve) => {
+        const server = app.listen(0, '127.0.0.1', () => resolve(addressOf(server)))
+      })
+    }
+    case 'koa3': {
+      const Koa = (await importUntyped('koa')).default as new () => KoaApp
+      const app = new Koa()
+      app.use(variant === 'webhook' ? koaWebhook({ auth }) : bodyParser())
+      app.use((ctx: KoaContext) => {
+        ctx.status = isDelivery(ctx.request.body) ? 204 : 500
+      })
+      return new Promise((resolve) => {
+        const server = app.listen(0, '127.0.0.1', () => resolve(addressOf(server)))
+      })
+    }
+    case 'hono': {
+      const app = new Hono()
+      if (variant === 'webhook') {
+        app.post(PATH, honoWebhook({ auth }), (c) => c.body(null, isDelivery(c.get('webhook').payload) ? 204 : 500))
+      } else {
+        app.post(PATH, async (c) => c.body(null, isDelivery(await c.req.json()) ? 204 : 500))
+      }
+      return new Promise((resolve) => {
+        serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) => resolve(info.port))
+      })
+    }
+  }
+}
+
+// http.ts imports this file for its constants; only a forked copy starts a server.
+const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)
+if (isMain && process.send) {
+  const [framework, variant] = process.argv.slice(2) as [Framework, Variant]
+  if (!FRAMEWORKS.includes(framework) || (variant !== 'baseline' && variant !== 'webhook')) {
+    throw new Error(`http-server: unknown ${framework} ${variant}`)
+  }
+  const port = await start(framework, variant)
+  process.on('message', (message) => {
+    if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() } satisfies ServerMessage)
+  })
+  // Dies with the parent, however the parent ends.
+  process.on('disconnect', () => process.exit(0))
+  process.send({ port } satisfies ServerMessage)
+}

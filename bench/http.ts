@@ -1,0 +1,166 @@
+/**
+ * Target 4: per framework, server CPU per request with `webhook()` against the framework's usual
+ * JSON parser, 1 KiB signed deliveries over loopback. Start it through run.ts, or alone:
+ * `tsx bench/http.ts [--quick]`.
+ *
+ * The load generator (autocannon) runs here and each server in a child process, so the CPU the
+ * child reports is the server's alone. CPU per request is the primary figure: on two cores both
+ * processes compete, so req/s moves with whatever else the machine does, while the CPU a request
+ * costs the server moves much less. Both servers of a framework stay up and are loaded in turns,
+ * the order swapped every pair, and each pair's ratio divides figures taken minutes apart at most.
+ */
+import { type ChildProcess, fork } from 'node:child_process'
+import { sign } from '@hookguard/core'
+import { FRAMEWORKS, type Framework, PATH, SECRET, type ServerMessage, type Variant } from './http-server.ts'
+import { median, RESULT_PREFIX } from './measure.ts'
+import { makePayload } from './payload.ts'
+
+interface AutocannonResult {
+  requests: { total: number; average: number }
+  latency: { p99: number }
+  non2xx: number
+  errors: number
+  timeouts: number
+}
+type Autocannon = (options: {
+  url: string
+  method: 'POST'
+  headers: Record<string, string>
+  body: string
+  connections: number
+  pipelining: number
+  duration: number
+}) => Promise<AutocannonResult>
+
+export interface HttpVariantResult {
+  /** Medians over the pairs. */
+  cpuUs: number
+  reqPerSec: number
+  p99Ms: number
+  requests: number
+}
+
+export interface HttpResult {
+  framework: Framework
+  baseline: HttpVariantResult
+  webhook: HttpVariantResult
+  /** Median over pairs of webhook CPU/request ÷ baseline CPU/request in the same pair. */
+  cpuRatio: number
+  cpuRatios: number[]
+}
+
+const quick = process.argv.includes('--quick')
+const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--framework='.length)
+const CONNECTIONS = 10
+const WARMUP_S = quick ? 0.5 : 3
+const DURATION_S = quick ? 1.5 : 10
+const PAIRS = quick ? 1 : 3
+
+// No declarations for autocannon are installed; a variable specifier keeps TypeScript from looking.
+const autocannonSpecifier: string = 'autocannon'
+const autocannon = (await import(autocannonSpecifier)).default as Autocannon
+const children = new Set<ChildProcess>()
+process.on('exit', () => {
+  for (const child of children) child.kill()
+})
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130))
+
+interface Server {
+  variant: Variant
+  url: string
+  cpu(): Promise<NodeJS.CpuUsage>
+}
+
+function startServer(framework: Framework, variant: Variant): Promise<Server> {
+  // The child inherits this process's execArgv (tsx's loader), and no source condition: it runs
+  // the adapters' and the core's builds, as users do.
+  const child = fork(new URL('./http-server.ts', import.meta.url), [framework, variant], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  children.add(child)
+  child.on('exit', () => children.delete(child))
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`http: ${framework} ${variant} did not start`)), 20_000)
+    child.once('error', reject)
+    child.once('message', (message: ServerMessage) => {
+      clearTimeout(timer)
+      if (!('port' in message)) return reject(new Error('http: unexpected first message'))
+      resolve({
+        variant,
+        url: `http://127.0.0.1:${message.port}${PATH}`,
+        cpu: () =>
+          new Promise((done) => {
+            child.once('message', (reply: ServerMessage) => {
+              if ('cpu' in reply) done(reply.cpu)
+            })
+            child.send('cpu')
+          }),
+      })
+    })
+  })
+}
+
+const payload = makePayload('gson', 1024, '1 KiB')
+const headers = {
+  'content-type': 'application/json',
+  'x-service-hmac-signature': await sign(payload.bytes, SECRET),
+}
+
+async function load(server: Server, seconds: number) {
+  const before = await server.cpu()
+  const result = await autocannon({
+    url: server.url,
+    method: 'POST',
+    headers,
+    body: payload.text,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration: seconds,
+  })
+  const after = await server.cpu()
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.requests.total === 0) {
+    throw new Error(
+      `http: ${server.url} (${server.variant}): ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
+    )
+  }
+  const cpuUs = after.user - before.user + (after.system - before.system)
+  return {
+    cpuUs: cpuUs / result.requests.total,
+    reqPerSec: result.requests.average,
+    p99Ms: result.latency.p99,
+    requests: result.requests.total,
+  }
+}
+
+async function bench(framework: Framework): Promise<HttpResult> {
+  const servers = { baseline: await startServer(framework, 'baseline'), webhook: await startServer(framework, 'webhook') }
+  try {
+    for (const server of Object.values(servers)) await load(server, WARMUP_S)
+    const runs: Record<Variant, Awaited<ReturnType<typeof load>>[]> = { baseline: [], webhook: [] }
+    const ratios: number[] = []
+    for (let pair = 0; pair < PAIRS; pair++) {
+      const order: Variant[] = pair % 2 === 0 ? ['baseline', 'webhook'] : ['webhook', 'baseline']
+      for (const variant of order) runs[variant].push(await load(servers[variant], DURATION_S))
+      ratios.push((runs.webhook[pair]?.cpuUs as number) / (runs.baseline[pair]?.cpuUs as number))
+    }
+    const summary = (variant: Variant): HttpVariantResult => ({
+      cpuUs: median(runs[variant].map((r) => r.cpuUs)),
+      reqPerSec: median(runs[variant].map((r) => r.reqPerSec)),
+      p99Ms: median(runs[variant].map((r) => r.p99Ms)),
+      requests: median(runs[variant].map((r) => r.requests)),
+    })
+    const result = { framework, baseline: summary('baseline'), webhook: summary('webhook'), cpuRatio: median(ratios), cpuRatios: ratios }
+    console.error(
+      `http: ${framework}: ${result.baseline.cpuUs.toFixed(1)} -> ${result.webhook.cpuUs.toFixed(1)} µs CPU/request (${result.cpuRatio.toFixed(3)}x), ` +
+        `${result.baseline.reqPerSec.toFixed(0)} -> ${result.webhook.reqPerSec.toFixed(0)} req/s`,
+    )
+    return result
+  } finally {
+    for (const child of children) child.kill()
+  }
+}
+
+const results: HttpResult[] = []
+for (const framework of FRAMEWORKS) if (!only || only === framework) results.push(await bench(framework))
+console.log(
+  RESULT_PREFIX +
+    JSON.stringify({ runtime: `node ${process.version}`, connections: CONNECTIONS, durationS: DURATION_S, pairs: PAIRS, results }),
+)
