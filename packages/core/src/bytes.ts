@@ -23,24 +23,24 @@ export function toHex(bytes: Uint8Array): string {
   return out
 }
 
+/** The value of each hex digit by character code, -1 for anything else. */
+const HEX_VALUE = new Int8Array(128).fill(-1)
+for (let i = 0; i < 16; i++) {
+  HEX_VALUE[i.toString(16).charCodeAt(0)] = i
+  HEX_VALUE[i.toString(16).toUpperCase().charCodeAt(0)] = i
+}
+
 /** Decodes hex of either case; `undefined` for odd lengths or any non-hex character. */
 export function fromHex(text: string): Uint8Array | undefined {
   if (text.length % 2 !== 0) return undefined
   const out = new Uint8Array(text.length / 2)
   for (let i = 0; i < out.length; i++) {
-    const hi = hexValue(text.charCodeAt(2 * i))
-    const lo = hexValue(text.charCodeAt(2 * i + 1))
+    const hi = HEX_VALUE[text.charCodeAt(2 * i)] ?? -1
+    const lo = HEX_VALUE[text.charCodeAt(2 * i + 1)] ?? -1
     if (hi < 0 || lo < 0) return undefined
     out[i] = (hi << 4) | lo
   }
   return out
-}
-
-function hexValue(code: number): number {
-  if (code >= 0x30 && code <= 0x39) return code - 0x30
-  const lower = code | 0x20
-  if (lower >= 0x61 && lower <= 0x66) return lower - 0x61 + 10
-  return -1
 }
 
 /** Standard base64, strict: `undefined` for any character outside the alphabet. */

@@ -2,26 +2,39 @@ import { backend } from '#crypto'
 import { utf8 } from './bytes.ts'
 import type { HmacKey } from './crypto/types.ts'
 
-/** Imported keys by secret. Bounded, since per-tenant resolvers can bring any number of secrets. */
-const keys = new Map<string, Promise<HmacKey>>()
+/**
+ * Imported keys by secret: the import while it runs, the key once it has. Bounded, since
+ * per-tenant resolvers can bring any number of secrets.
+ */
+const keys = new Map<string, HmacKey | Promise<HmacKey>>()
 const MAX_CACHED_KEYS = 1024
 
 /**
  * The imported HMAC key for a secret, cached: importing a `CryptoKey` costs more than an HMAC over
- * a small body. A failed import is not cached.
+ * a small body. Once imported it is handed out as is, not as a promise, so the verify path does
+ * not wait a turn for it. A failed import is not cached.
  */
-export function keyFor(secret: string): Promise<HmacKey> {
-  let key = keys.get(secret)
-  if (key === undefined) {
-    if (keys.size >= MAX_CACHED_KEYS) keys.delete(keys.keys().next().value as string)
-    key = backend.importHmacKey(utf8(secret))
-    key.catch(() => keys.delete(secret))
-    keys.set(secret, key)
-  }
-  return key
+export function keyFor(secret: string): HmacKey | Promise<HmacKey> {
+  const cached = keys.get(secret)
+  if (cached !== undefined) return cached
+  if (keys.size >= MAX_CACHED_KEYS) keys.delete(keys.keys().next().value as string)
+  const importing = backend.importHmacKey(utf8(secret)).then(
+    (key) => {
+      // Unless the entry was evicted meanwhile: the cache stays bounded.
+      const entry = keys.get(secret)
+      if (entry === importing) keys.set(secret, key)
+      return key
+    },
+    (error: unknown) => {
+      keys.delete(secret)
+      throw error
+    },
+  )
+  keys.set(secret, importing)
+  return importing
 }
 
-export function hmacSha256(key: HmacKey, data: Uint8Array): Promise<Uint8Array> {
+export function hmacSha256(key: HmacKey, data: Uint8Array): Uint8Array | Promise<Uint8Array> {
   return backend.hmacSha256(key, data)
 }
 

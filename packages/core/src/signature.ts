@@ -1,6 +1,7 @@
 import { fromHex, toBytes, toHex } from './bytes.ts'
 import { escapeLikeGson, likelyCanonical, stripJavaWhitespace, stripUnicodeWhitespace } from './canonical.ts'
 import { timingSafeEqual } from './constant-time.ts'
+import type { HmacKey } from './crypto/types.ts'
 import { hmacSha256, includesByte, keyFor } from './hmac.ts'
 
 /** The header the service puts its signature in. */
@@ -42,37 +43,45 @@ export async function verifySignature(
   if (expected.length === 0) return false
 
   const raw = toBytes(body)
-  const keys = await Promise.all(list.map(keyFor))
-  const matches = async (text: Uint8Array): Promise<boolean> => {
+  const keys: HmacKey[] = []
+  for (const secret of list) {
+    const key = keyFor(secret)
+    keys.push(key instanceof Promise ? await key : key)
+  }
+  for (const text of candidates(raw)) {
     for (const key of keys) {
-      const digest = await hmacSha256(key, text)
+      const pending = hmacSha256(key, text)
+      const digest = pending instanceof Promise ? await pending : pending
       for (const candidate of expected) if (timingSafeEqual(digest, candidate)) return true
     }
-    return false
   }
+  return false
+}
 
-  // The service's own form first. A body that is probably canonical already is hashed as it
-  // came, without a full scan; had it whitespace after all, the stripped form is tried next.
-  let canonical: Uint8Array
-  if (likelyCanonical(raw, includesByte)) {
-    if (await matches(raw)) return true
-    canonical = stripJavaWhitespace(raw)
-    if (canonical !== raw && (await matches(canonical))) return true
-  } else {
-    canonical = stripJavaWhitespace(raw)
-    if (await matches(canonical)) return true
-  }
+/**
+ * The texts a signature may have been made over, most likely first, each made only when the
+ * ones before it failed. The service's own form leads: a body that is probably canonical already
+ * is tried as it came, without a full scan, and the stripped form follows only if it differs.
+ * Then, only where they change something, every Unicode whitespace removed and Gson's escapes.
+ */
+function* candidates(raw: Uint8Array): Generator<Uint8Array> {
+  const asReceived = likelyCanonical(raw, includesByte)
+  if (asReceived) yield raw
+  const canonical = stripJavaWhitespace(raw)
+  if (!asReceived || canonical !== raw) yield canonical
   const unicode = stripUnicodeWhitespace(raw)
-  if (unicode !== undefined && (await matches(unicode))) return true
+  if (unicode !== undefined) yield unicode
   const escaped = escapeLikeGson(raw)
-  return escaped !== undefined && (await matches(stripJavaWhitespace(escaped)))
+  if (escaped !== undefined) yield stripJavaWhitespace(escaped)
 }
 
 /** The 32-byte digests a header holds; values that are not 64 hex digits are dropped. */
 function parseSignatureHeader(header: string | null | undefined): Uint8Array[] {
   if (!header) return []
+  // The service sends one value: no need to split.
+  const parts = header.length === DIGEST_HEX_LENGTH ? [header] : header.split(',')
   const digests: Uint8Array[] = []
-  for (const part of header.split(',')) {
+  for (const part of parts) {
     const value = part.trim()
     if (value.length !== DIGEST_HEX_LENGTH) continue
     const digest = fromHex(value)

@@ -9,7 +9,8 @@ export type HmacKey = object
  */
 export interface CryptoBackend {
   importHmacKey(secret: Uint8Array): Promise<HmacKey>
-  hmacSha256(key: HmacKey, data: Uint8Array): Promise<Uint8Array>
+  /** Synchronous where the platform hashes synchronously, so a caller awaits only when it must. */
+  hmacSha256(key: HmacKey, data: Uint8Array): Uint8Array | Promise<Uint8Array>
   sha256(data: Uint8Array): Promise<Uint8Array>
   /**
    * Whether `data` holds `byte`, at memory speed, or `undefined` where the platform has no
