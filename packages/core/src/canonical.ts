@@ -98,48 +98,6 @@ export function stripJavaWhitespace(body: Uint8Array): Uint8Array {
   return out.subarray(0, n)
 }
 
-const JAVA_WHITESPACE_BYTES = [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d] as const
-
-/**
- * The body's runs between Java whitespace, found with a native byte search: together they are
- * the canonical form, and a platform that hashes incrementally hashes them without a copy.
- * `undefined` once there are more than `maxRuns` (dense whitespace, where one copy is cheaper
- * than a search per byte).
- */
-export function javaWhitespaceRuns(
-  body: Uint8Array,
-  indexOfByte: (data: Uint8Array, byte: number, from: number) => number,
-  maxRuns: number,
-): Uint8Array[] | undefined {
-  // The next position of each whitespace byte, searched again only once passed.
-  const next = JAVA_WHITESPACE_BYTES.map((b) => indexOfByte(body, b, 0))
-  const runs: Uint8Array[] = []
-  let start = 0
-  for (;;) {
-    let at = -1
-    let which = -1
-    for (let k = 0; k < next.length; k++) {
-      const position = next[k] as number
-      if (position !== -1 && (at === -1 || position < at)) {
-        at = position
-        which = k
-      }
-    }
-    if (at === -1) break
-    if (at > start) {
-      if (runs.length === maxRuns) return undefined
-      runs.push(body.subarray(start, at))
-    }
-    start = at + 1
-    next[which] = indexOfByte(body, JAVA_WHITESPACE_BYTES[which] as number, start)
-  }
-  if (start < body.length) {
-    if (runs.length === maxRuns) return undefined
-    runs.push(body.subarray(start))
-  }
-  return runs
-}
-
 /** How much of each end {@link likelyCanonical} reads: where a pretty body shows itself. */
 const PROBE = 64
 

@@ -46,4 +46,4 @@ export function importKey(secret: Uint8Array): Promise<HmacKey> {
   return backend.importHmacKey(secret)
 }
 
-export const { includesByte, indexOfByte, hmacSha256Parts } = backend
+export const { includesByte } = backend

@@ -1,8 +1,8 @@
 import { fromHex, toBytes, toHex } from './bytes.ts'
-import { escapeLikeGson, javaWhitespaceRuns, likelyCanonical, stripJavaWhitespace, stripUnicodeWhitespace } from './canonical.ts'
+import { escapeLikeGson, likelyCanonical, stripJavaWhitespace, stripUnicodeWhitespace } from './canonical.ts'
 import { timingSafeEqual } from './constant-time.ts'
 import type { HmacKey } from './crypto/types.ts'
-import { hmacSha256, hmacSha256Parts, includesByte, indexOfByte, keyFor } from './hmac.ts'
+import { hmacSha256, includesByte, keyFor } from './hmac.ts'
 
 /** The header the service puts its signature in. */
 export const DEFAULT_SIGNATURE_HEADER = 'X-Service-Hmac-Signature'
@@ -50,8 +50,7 @@ export async function verifySignature(
   }
   for (const text of candidates(raw)) {
     for (const key of keys) {
-      // Runs are only made where the platform hashes parts (see sparseRuns).
-      const pending = Array.isArray(text) ? (hmacSha256Parts as HashParts)(key, text) : hmacSha256(key, text as Uint8Array)
+      const pending = hmacSha256(key, text)
       const digest = pending instanceof Promise ? await pending : pending
       for (const candidate of expected) if (timingSafeEqual(digest, candidate)) return true
     }
@@ -62,32 +61,18 @@ export async function verifySignature(
 /**
  * The texts a signature may have been made over, most likely first, each made only when the
  * ones before it failed. The service's own form leads: a body that is probably canonical already
- * is tried as it came, without a full scan, and the stripped form follows only if it differs;
- * where the platform hashes incrementally and the body has few spaces, the stripped form is the
- * runs between them, not a copy. Then, only where they change something, every Unicode
- * whitespace removed and Gson's escapes.
+ * is tried as it came, without a full scan, and the stripped form follows only if it differs.
+ * Then, only where they change something, every Unicode whitespace removed and Gson's escapes.
  */
-function* candidates(raw: Uint8Array): Generator<Uint8Array | Uint8Array[]> {
+function* candidates(raw: Uint8Array): Generator<Uint8Array> {
   const asReceived = likelyCanonical(raw, includesByte)
   if (asReceived) yield raw
-  const runs = sparseRuns(raw)
-  const canonical = runs ?? stripJavaWhitespace(raw)
-  const changed = runs === undefined ? canonical !== raw : runs.reduce((n, run) => n + run.length, 0) !== raw.length
-  if (!asReceived || changed) yield canonical
+  const canonical = stripJavaWhitespace(raw)
+  if (!asReceived || canonical !== raw) yield canonical
   const unicode = stripUnicodeWhitespace(raw)
   if (unicode !== undefined) yield unicode
   const escaped = escapeLikeGson(raw)
   if (escaped !== undefined) yield stripJavaWhitespace(escaped)
-}
-
-type HashParts = NonNullable<typeof hmacSha256Parts>
-
-/** A run per this many bytes at most: past that, one copy costs less than the searches. */
-const BYTES_PER_RUN = 512
-
-function sparseRuns(raw: Uint8Array): Uint8Array[] | undefined {
-  if (indexOfByte === undefined || hmacSha256Parts === undefined) return undefined
-  return javaWhitespaceRuns(raw, indexOfByte, 4 + Math.floor(raw.length / BYTES_PER_RUN))
 }
 
 /** The 32-byte digests a header holds; values that are not 64 hex digits are dropped. */

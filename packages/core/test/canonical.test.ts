@@ -1,7 +1,7 @@
 import { escapeLikeGson, stripJavaWhitespace, stripUnicodeWhitespace } from '@hookguard/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { javaWhitespaceRuns, likelyCanonical } from '../src/canonical.ts'
+import { likelyCanonical } from '../src/canonical.ts'
 
 const encode = (text: string) => new TextEncoder().encode(text)
 const decode = (bytes: Uint8Array) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes)
@@ -140,30 +140,5 @@ describe('likelyCanonical', () => {
 
   it('guesses without reading the middle where it cannot', () => {
     expect(likelyCanonical(large(' '), undefined)).toBe(true)
-  })
-})
-
-describe('javaWhitespaceRuns', () => {
-  const indexOfByte = (data: Uint8Array, byte: number, from: number) => data.indexOf(byte, from)
-  const joined = (runs: Uint8Array[]) => Array.from(runs.flatMap((run) => Array.from(run)))
-
-  it('gives, joined, exactly what stripJavaWhitespace gives', () => {
-    fc.assert(
-      fc.property(tricky, (text) => {
-        const body = encode(text)
-        expect(joined(javaWhitespaceRuns(body, indexOfByte, body.length + 1) ?? [])).toEqual(Array.from(stripJavaWhitespace(body)))
-      }),
-    )
-  })
-
-  it('copies nothing: every run is a view of the body', () => {
-    const body = encode('{"name":"王 小明","city":"上海 浦东"}')
-    const runs = javaWhitespaceRuns(body, indexOfByte, 10) ?? []
-    expect(runs).toHaveLength(3)
-    for (const run of runs) expect(run.buffer).toBe(body.buffer)
-  })
-
-  it('gives up past maxRuns, where one copy is cheaper', () => {
-    expect(javaWhitespaceRuns(encode('{ "a" : 1 , "b" : 2 }'), indexOfByte, 3)).toBeUndefined()
   })
 })

@@ -18,12 +18,6 @@ export const backend: CryptoBackend = {
       .digest(),
   sha256: async (data) => createHash('sha256').update(data).digest(),
   includesByte: (data, byte) => indexOf.call(data, byte) !== -1,
-  indexOfByte: (data, byte, from) => indexOf.call(data, byte, from),
-  hmacSha256Parts: (key, parts) => {
-    const hmac = createHmac('sha256', key as Buffer)
-    for (const part of parts) hmac.update(part)
-    return hmac.digest()
-  },
   // Validating with isUtf8 and decoding with Buffer (both SIMD) beats a fatal TextDecoder,
   // which goes through ICU, several times over on webhook-sized bodies.
   decodeUtf8: (data) => {

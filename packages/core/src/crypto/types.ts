@@ -17,13 +17,6 @@ export interface CryptoBackend {
    * native search (a JavaScript loop would cost more than the HMAC it is meant to save).
    */
   includesByte: ((data: Uint8Array, byte: number) => boolean) | undefined
-  /** `data.indexOf(byte, from)` at memory speed, where the platform has a native search. */
-  indexOfByte: ((data: Uint8Array, byte: number, from: number) => number) | undefined
-  /**
-   * HMAC-SHA256 over the concatenation of `parts`, fed to the hash one by one, where the platform
-   * hashes incrementally: a body with a few spaces is then hashed without being copied.
-   */
-  hmacSha256Parts: ((key: HmacKey, parts: readonly Uint8Array[]) => Uint8Array) | undefined
   /** Strict UTF-8 decoding: throws a `TypeError` on malformed input rather than inserting U+FFFD. */
   decodeUtf8(data: Uint8Array): string
 }

@@ -13,8 +13,5 @@ export const backend: CryptoBackend = {
   sha256: async (data) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(data))),
   // TypedArray#indexOf costs about as much as the HMAC itself; better not to search at all.
   includesByte: undefined,
-  indexOfByte: undefined,
-  // Web Crypto has no incremental HMAC.
-  hmacSha256Parts: undefined,
   decodeUtf8: (data) => strictDecoder.decode(data),
 }
