@@ -4,6 +4,8 @@
  * `node --expose-gc --import tsx bench/micro.ts [--quick]`.
  */
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto'
+import { relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { sign as hookguardSign, verifySignature } from '@hookguard/core'
 import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
@@ -109,7 +111,9 @@ async function main() {
     floor: 'floor',
     log: (line) => console.error(`micro: ${line}`),
   })
-  console.log(RESULT_PREFIX + JSON.stringify({ runtime: `node ${process.version}`, core: resolvedCore, results }))
+  // Relative to the repository, so the record names no machine's folders.
+  const core = relative(fileURLToPath(new URL('..', import.meta.url)), fileURLToPath(resolvedCore))
+  console.log(RESULT_PREFIX + JSON.stringify({ runtime: `node ${process.version}`, core, results }))
 }
 
 await main()
