@@ -75,7 +75,7 @@ export function webhook(options: KoaWebhookOptions): Middleware {
     ctx.state.webhook = delivery
     const request = ctx.request as ParsedRequest
     request.body = delivery.payload
-    request.rawBody = decoder.decode(delivery.rawBody)
+    request.rawBody = textOf(delivery.rawBody)
     await next()
   }
 }
@@ -96,7 +96,10 @@ export function tokenEndpoint(options: KoaWebhookOptions): Middleware {
   }
 }
 
-const decoder = new TextDecoder()
+/** The body as text, as the body parsers keep it; Buffer's decoder is the fast one on Node. */
+function textOf(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
+}
 
 function checkOnError(onError: unknown): 'respond' | 'throw' {
   if (onError === undefined) return 'respond'
