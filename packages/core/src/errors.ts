@@ -19,7 +19,7 @@ export const ERROR_STATUS = {
 
 export type WebhookErrorCode = keyof typeof ERROR_STATUS
 
-interface WebhookErrorInit {
+export interface WebhookErrorInit {
   /** Headers the answer must carry, such as `WWW-Authenticate`. */
   headers?: Record<string, string>
   cause?: unknown

@@ -3,7 +3,7 @@ export { basicChallenge, formatBasicAuthorization, parseBasicAuthorization } fro
 export { readLimited } from './body.ts'
 export { escapeLikeGson, stripJavaWhitespace, stripUnicodeWhitespace } from './canonical.ts'
 export { timingSafeEqual } from './constant-time.ts'
-export type { WebhookErrorCode } from './errors.ts'
+export type { WebhookErrorCode, WebhookErrorInit } from './errors.ts'
 export { ERROR_STATUS, payloadTooLarge, rawBodyUnavailable, WebhookError } from './errors.ts'
 export type { Resolvable, WebhookAuth, WebhookMode, WebhookOptions } from './options.ts'
 export { DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_DEPTH, DEFAULT_TOKEN_TTL } from './options.ts'

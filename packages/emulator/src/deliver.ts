@@ -8,7 +8,7 @@ const CONTENT_TYPE = 'application/json; charset=utf-8'
 const MODES = ['secret', 'basic', 'oauth2', 'none'] as const
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
-interface DeliveryBase {
+export interface DeliveryBase {
   /** The message receiving address configured in the service. */
   url: string | URL
   /**

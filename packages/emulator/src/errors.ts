@@ -1,7 +1,7 @@
 /** What went wrong: the token request, or the delivery request itself. */
 export type EmulatorErrorCode = 'token_request_failed' | 'delivery_failed'
 
-interface EmulatorErrorInit {
+export interface EmulatorErrorInit {
   /** The HTTP status the other side answered, when it answered at all. */
   status?: number
   /** The `error` code the other side answered with, when it sent one that is safe to repeat. */

@@ -16,7 +16,7 @@ const DEFAULT_CUSTOMERS: readonly MockCustomer[] = [
 ]
 
 /** A customer the emulator can find; every other field is answered as given. */
-type MockCustomer = { mobile: string } & Record<string, unknown>
+export type MockCustomer = { mobile: string } & Record<string, unknown>
 
 export interface MockServiceOptions {
   /** The app id the token endpoint accepts (the Basic username). */

@@ -6,7 +6,10 @@ import { fail } from './validate.ts'
  * markup whose `= & < > '` Gson escapes. Each serialises to the body of the fixture vector of
  * the same event.
  */
-const SAMPLES = {
+/** The sample events {@link sampleEvent} knows. */
+export type SampleEventName = 'customer.created' | 'order.paid' | 'link.clicked'
+
+const SAMPLES: Readonly<Record<SampleEventName, object>> = {
   'customer.created': {
     event: 'customer.created',
     tenant: 'acme',
@@ -29,8 +32,6 @@ const SAMPLES = {
     data: { url: 'https://shop.example.com/p?id=42&utm_source=wechat&utm_medium=menu', label: "<b>Buy</b> & save '20%'" },
   },
 } as const
-
-export type SampleEventName = keyof typeof SAMPLES
 
 /** The names {@link sampleEvent} knows, the default first. */
 export const SAMPLE_EVENT_NAMES = Object.keys(SAMPLES) as readonly SampleEventName[]
