@@ -22,6 +22,20 @@ async function serve(Koa: typeof Koa3, ...middleware: Middleware[]): Promise<Tar
   return listen(app.callback())
 }
 
+/** A middleware that catches what the ones after it throw, records it, and answers `status`. */
+function catching(status: number): { caught: unknown[]; catcher: Middleware } {
+  const caught: unknown[] = []
+  const catcher: Middleware = async (ctx, next) => {
+    try {
+      await next()
+    } catch (error) {
+      caught.push(error)
+      ctx.status = status
+    }
+  }
+  return { caught, catcher }
+}
+
 describe.each([
   ['Koa 2', Koa2],
   ['Koa 3', Koa3],
@@ -96,15 +110,7 @@ describe.each([
 
     it("lets a resolver's error reach Koa's error handling", async () => {
       const failure = new Error('the tenant table is offline')
-      const caught: unknown[] = []
-      const catcher: Middleware = async (ctx, next) => {
-        try {
-          await next()
-        } catch (error) {
-          caught.push(error)
-          ctx.status = 503
-        }
-      }
+      const { caught, catcher } = catching(503)
       const options: KoaWebhookOptions = {
         auth: {
           mode: 'secret',
@@ -121,15 +127,7 @@ describe.each([
 
   describe("onError: 'throw'", () => {
     it('throws the WebhookError to the middleware before it', async () => {
-      const caught: unknown[] = []
-      const catcher: Middleware = async (ctx, next) => {
-        try {
-          await next()
-        } catch (error) {
-          caught.push(error)
-          ctx.status = 418
-        }
-      }
+      const { caught, catcher } = catching(418)
       const reply = await (await serve(Koa, catcher, webhook({ auth, onError: 'throw' }))).send({ ...signed, headers: {} })
       expect(reply.status).toBe(418)
       expect(caught[0]).toBeInstanceOf(WebhookError)

@@ -1,6 +1,7 @@
-import { honoApp } from './app.ts'
+import { sendToFetch } from '../../test/support/fetch.ts'
+import { honoApp } from '../../test/support/hono-app.ts'
 import { type Build, checkBodyStillReadable, checkBuild, checkClient, checkCore } from './checks.ts'
-import { fetchReply, Tally } from './reply.ts'
+import { Tally } from './reply.ts'
 import { runTable } from './table.ts'
 
 export interface PortableRun {
@@ -18,7 +19,7 @@ export async function runPortable({ build, reference, mockUrl }: PortableRun, ta
   await checkCore(tally)
   await runTable(tally, 'app.request', (_id, options) => {
     const { app, handled } = honoApp(options)
-    return { send: (outgoing) => fetchReply(app.request, outgoing), handled }
+    return { send: (outgoing) => sendToFetch(app.request, outgoing), handled }
   })
   await checkBodyStillReadable(tally)
   await checkClient(tally, mockUrl)

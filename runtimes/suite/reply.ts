@@ -1,5 +1,6 @@
 import type { Expected } from '../../test/conformance/cases.ts'
 import type { Received } from '../../test/support/apps.ts'
+import { sensitive } from '../../test/support/fetch.ts'
 import type { Outgoing, Reply } from '../../test/support/http.ts'
 
 // The conformance suite's request helper and its `check()`, without vitest or Node modules, so
@@ -41,40 +42,6 @@ export class Tally {
   }
 }
 
-/** Sends `outgoing` the way the conformance suite's `sendToFetch` does: a declared length, or a pulled stream. */
-export async function fetchReply(request: FetchLike, { method = 'POST', path, headers = {}, body, stream }: Outgoing): Promise<Reply> {
-  const requestHeaders = { ...headers }
-  const init: RequestInit & { duplex?: 'half' } = { method, headers: requestHeaders }
-  let pulled = 0
-  if (body !== undefined) {
-    const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : new Uint8Array(body)
-    init.body = bytes
-    // What any HTTP client would declare; a Request made in process has none of its own.
-    requestHeaders['content-length'] ??= String(bytes.byteLength)
-  } else if (stream !== undefined) {
-    init.duplex = 'half'
-    // Pulled one chunk at a time, so that `streamedAll` tells whether the receiver stopped reading.
-    init.body = new ReadableStream<Uint8Array>(
-      {
-        pull(controller) {
-          const chunk = stream[pulled]
-          if (chunk === undefined) return controller.close()
-          pulled++
-          controller.enqueue(chunk.slice())
-        },
-      },
-      { highWaterMark: 0 },
-    )
-  }
-  const res = await request(path, init)
-  const streamedAll = stream === undefined ? undefined : pulled === stream.length
-  const replyHeaders: Record<string, string> = {}
-  res.headers.forEach((value, name) => {
-    replyHeaders[name] = value
-  })
-  return { status: res.status, headers: replyHeaders, text: await res.text(), streamedAll }
-}
-
 export interface Seen {
   /** The auth mode the app was configured with. */
   mode: string
@@ -108,7 +75,8 @@ export function verifyReply(reply: Reply, expected: Expected, seen: Seen): void 
     same(JSON.parse(reply.text), { error: expected.error, message: anyString }, 'error answer')
     assert(/^application\/json/.test(reply.headers['content-type'] ?? ''), `content-type is ${reply.headers['content-type']}`)
     same(reply.headers['cache-control'], 'no-store', 'header cache-control')
-    for (const secret of sensitive(seen)) assert(!reply.text.includes(secret), 'the error answer leaks a credential, token or body')
+    for (const secret of sensitive(seen.sent, seen.secrets))
+      assert(!reply.text.includes(secret), 'the error answer leaks a credential, token or body')
   }
 
   if (expected.json !== undefined) {
@@ -154,24 +122,6 @@ function matches(actual: unknown, expected: unknown, partial: boolean): boolean 
   const want = expected as Record<string, unknown>
   if (!partial && Object.keys(have).length !== Object.keys(want).length) return false
   return Object.keys(want).every((key) => Object.hasOwn(have, key) && matches(have[key], want[key], partial))
-}
-
-const decoder = new TextDecoder()
-
-/** The configured secrets, and every credential, token and body the sender sent. */
-function sensitive({ sent, secrets }: Seen): string[] {
-  const found = [...secrets]
-  for (const { path, headers = {}, body } of sent) {
-    const text = typeof body === 'string' ? body : body === undefined ? '' : decoder.decode(body)
-    found.push(text)
-    for (const fields of [new URL(path, 'http://localhost').searchParams, new URLSearchParams(text)]) {
-      for (const name of ['access_token', 'secret']) found.push(fields.get(name) ?? '')
-    }
-    const authorization = headers.authorization ?? ''
-    found.push(authorization.slice(authorization.indexOf(' ') + 1))
-  }
-  // Short strings (an empty body, `{}`) would match any answer by chance.
-  return found.filter((value) => value.length >= 8)
 }
 
 function show(value: unknown): string {

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { factories, type Received } from '../support/apps.ts'
+import { sensitive } from '../support/fetch.ts'
 import type { Outgoing, Reply } from '../support/http.ts'
 import { clock, type Expected, groups, SECRETS, START } from './cases.ts'
 
@@ -59,7 +60,7 @@ function check(reply: Reply, expected: Expected, seen: { mode: string; handled: 
     expect(JSON.parse(reply.text)).toEqual({ error: expected.error, message: expect.any(String) })
     expect(reply.headers['content-type']).toMatch(/^application\/json/)
     expect(reply.headers['cache-control']).toBe('no-store')
-    for (const secret of sensitive(seen.sent)) expect(reply.text).not.toContain(secret)
+    for (const secret of sensitive(seen.sent, SECRETS)) expect(reply.text).not.toContain(secret)
   }
 
   if (expected.json !== undefined) {
@@ -69,22 +70,4 @@ function check(reply: Reply, expected: Expected, seen: { mode: string; handled: 
   if (expected.stoppedReading) {
     expect(reply.streamedAll, 'answered before the whole body was sent').toBe(false)
   }
-}
-
-const decoder = new TextDecoder()
-
-/** The configured secrets, and every credential, token and body the sender sent. */
-function sensitive(sent: Outgoing[]): string[] {
-  const found = [...SECRETS]
-  for (const { path, headers = {}, body } of sent) {
-    const text = typeof body === 'string' ? body : body === undefined ? '' : decoder.decode(body)
-    found.push(text)
-    for (const fields of [new URL(path, 'http://localhost').searchParams, new URLSearchParams(text)]) {
-      for (const name of ['access_token', 'secret']) found.push(fields.get(name) ?? '')
-    }
-    const authorization = headers.authorization ?? ''
-    found.push(authorization.slice(authorization.indexOf(' ') + 1))
-  }
-  // Short strings (an empty body, `{}`) would match any answer by chance.
-  return found.filter((value) => value.length >= 8)
 }

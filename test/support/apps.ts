@@ -1,14 +1,12 @@
 import { getRequestListener } from '@hono/node-server'
 import type { WebhookOptions } from '@hookguard/core'
 import * as forExpress from '@hookguard/express'
-import * as forHono from '@hookguard/hono'
 import * as forKoa from '@hookguard/koa'
 import express5, { type ErrorRequestHandler } from 'express'
 import express4 from 'express4'
-import { type ErrorHandler, Hono } from 'hono'
-import { HTTPException } from 'hono/http-exception'
 import Koa3 from 'koa'
 import Koa2 from 'koa2'
+import { honoApp } from './hono-app.ts'
 import { listen, sendToFetch, type Target } from './http.ts'
 
 /**
@@ -117,40 +115,6 @@ function koaFactory(name: string, KoaClass: typeof Koa3): AppFactory {
       return { ...(await listen(app.callback())), handled: () => handled }
     },
   }
-}
-
-// Hono's default answer, without the console noise for the cases where a resolver throws.
-const quietly: ErrorHandler = (error, c) => (error instanceof HTTPException ? error.getResponse() : c.text('Internal Server Error', 500))
-
-/** Hono's own default handler, logging included, after `passOn` has seen the error. */
-const asShipped =
-  (passOn: (error: unknown) => void): ErrorHandler =>
-  (error, c) => {
-    passOn(error)
-    if ('getResponse' in error && typeof error.getResponse === 'function') return error.getResponse() as Response
-    console.error(error)
-    return c.text('Internal Server Error', 500)
-  }
-
-function honoApp(options: WebhookOptions, { passOn }: AppSettings = {}): { app: Hono; handled(): number } {
-  let handled = 0
-  const app = new Hono()
-  if (options.auth.mode === 'oauth2') app.all('/token', forHono.tokenEndpoint(options))
-  const hook = forHono.webhook(passOn === undefined ? options : { ...options, onError: 'throw' })
-  app.post('/hooks', hook, async (c) => {
-    handled++
-    const delivery = c.get('webhook')
-    const received: Received = {
-      mode: delivery.mode,
-      payload: delivery.payload,
-      rawLength: delivery.rawBody.byteLength,
-      // Read again through Hono: the middleware must have left the body readable.
-      rawText: await c.req.text(),
-    }
-    return c.json(received)
-  })
-  app.onError(passOn === undefined ? quietly : asShipped(passOn))
-  return { app, handled: () => handled }
 }
 
 const honoInProcess: AppFactory = {

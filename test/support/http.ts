@@ -94,41 +94,4 @@ export function readReply(res: http.IncomingMessage): Promise<Reply> {
   })
 }
 
-/** Sends to a fetch-shaped app (Hono's `app.request`) in process, with no server. */
-export async function sendToFetch(
-  request: (path: string, init: RequestInit) => Response | Promise<Response>,
-  { method = 'POST', path, headers = {}, body, stream }: Outgoing,
-): Promise<Reply> {
-  const requestHeaders = { ...headers }
-  const init: RequestInit & { duplex?: 'half' } = { method, headers: requestHeaders }
-  let pulled = 0
-  if (body !== undefined) {
-    const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : new Uint8Array(body)
-    init.body = bytes
-    // What any HTTP client would declare; a Request made in process has none of its own.
-    requestHeaders['content-length'] ??= String(bytes.byteLength)
-  } else if (stream !== undefined) {
-    init.duplex = 'half'
-    init.body = new ReadableStream<Uint8Array>(
-      {
-        pull(controller) {
-          const chunk = stream[pulled]
-          if (chunk !== undefined) {
-            pulled++
-            controller.enqueue(chunk.slice())
-          } else {
-            controller.close()
-          }
-        },
-      },
-      { highWaterMark: 0 },
-    )
-  }
-  const res = await request(path, init)
-  const streamedAll = stream === undefined ? undefined : pulled === stream.length
-  const replyHeaders: Record<string, string> = {}
-  res.headers.forEach((value, name) => {
-    replyHeaders[name] = value
-  })
-  return { status: res.status, headers: replyHeaders, text: await res.text(), streamedAll }
-}
+export { sendToFetch } from './fetch.ts'
