@@ -98,20 +98,38 @@ export function stripJavaWhitespace(body: Uint8Array): Uint8Array {
   return out.subarray(0, n)
 }
 
-/** How much of each end {@link likelyCanonical} reads: where a pretty body shows itself. */
+/** How many bytes {@link likelyCanonical} reads at each end and at each point in between. */
 const PROBE = 64
+/** One probe every this many bytes of the middle, and no more than {@link MAX_PROBES}. */
+const PROBE_EVERY = 16 * 1024
+const MAX_PROBES = 16
 
 /**
- * Whether the body is probably already in canonical form (no Java whitespace), judged cheaply:
- * both ends read, and the middle searched for a space by `includesByte` where the platform has a
- * native search. A wrong guess costs one extra HMAC, never a wrong verdict.
+ * Whether the body is probably already in canonical form (no Java whitespace), judged from a few
+ * samples rather than a full scan, which would cost up to a tenth of the HMAC. A pretty body shows
+ * itself in its first bytes; a compact body with spaces in its values shows a space in nearly
+ * every window of 64 bytes. Samples are read a word at a time and flag any byte <= 0x20, which in
+ * JSON can only be whitespace. A wrong guess costs one extra HMAC, never a wrong verdict.
  */
-export function likelyCanonical(body: Uint8Array, includesByte: ((data: Uint8Array, byte: number) => boolean) | undefined): boolean {
+export function likelyCanonical(body: Uint8Array): boolean {
   if (body.length <= 4 * PROBE) return indexOfJavaWhitespace(body, 0) === -1
-  for (let i = 0; i < PROBE; i++) {
-    if (JAVA_WHITESPACE[body[i] as number] === 1 || JAVA_WHITESPACE[body[body.length - 1 - i] as number] === 1) return false
-  }
-  return includesByte === undefined || !includesByte(body, 0x20)
+  const { words, start } = wordsOf(body)
+  const probes = Math.min(MAX_PROBES, Math.floor(body.length / PROBE_EVERY))
+  const stride = Math.floor((body.length - 2 * PROBE) / (probes + 1))
+  // The first and last words, then evenly spaced windows between them.
+  if (hasLowWordIn(words, 0) || hasLowWordIn(words, words.length - PROBE_WORDS)) return false
+  for (let k = 1; k <= probes; k++) if (hasLowWordIn(words, (k * stride - start) >>> 2)) return false
+  // The up to three bytes on either side of the aligned middle.
+  for (let i = 0; i < start; i++) if (JAVA_WHITESPACE[body[i] as number] === 1) return false
+  for (let i = start + words.length * 4; i < body.length; i++) if (JAVA_WHITESPACE[body[i] as number] === 1) return false
+  return true
+}
+
+const PROBE_WORDS = PROBE / 4
+
+function hasLowWordIn(words: Uint32Array, from: number): boolean {
+  for (let w = from, end = from + PROBE_WORDS; w < end; w++) if (hasLowByte(words[w] as number)) return true
+  return false
 }
 
 /**

@@ -45,5 +45,3 @@ export function sha256(data: Uint8Array): Promise<Uint8Array> {
 export function importKey(secret: Uint8Array): Promise<HmacKey> {
   return backend.importHmacKey(secret)
 }
-
-export const { includesByte } = backend

@@ -71,6 +71,20 @@ describe('verifySignature', () => {
     })
   })
 
+  describe('with whitespace the quick look at a large body does not see', () => {
+    // One space deep inside 64 KiB of otherwise compact JSON: taken for canonical at first.
+    const spaced = `{"a":"${'x'.repeat(40_000)} ${'y'.repeat(25_000)}"}`
+    const compact = spaced.replace(' ', '')
+
+    it('still verifies the stripped form', async () => {
+      expect(await verifySignature(spaced, await sign(compact, SECRET), SECRET)).toBe(true)
+    })
+
+    it('still refuses a signature of anything else', async () => {
+      expect(await verifySignature(spaced, await sign(compact.replace('y', 'z'), SECRET), SECRET)).toBe(false)
+    })
+  })
+
   describe('for any JSON value serialised and signed the way the service does', () => {
     const signedValue = fc.record({ value: fc.jsonValue(), secret: fc.string({ minLength: 1 }), pretty: fc.boolean() })
 

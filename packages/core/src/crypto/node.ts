@@ -1,27 +1,90 @@
 import { isUtf8 } from 'node:buffer'
-import { createHash, createHmac } from 'node:crypto'
-import type { CryptoBackend } from './types.ts'
+import * as crypto from 'node:crypto'
+import type { CryptoBackend, HmacKey } from './types.ts'
 
-// Buffer's search is memchr: an order of magnitude faster than any loop over a Uint8Array, and it
-// works on any Uint8Array without a copy.
-const indexOf = Buffer.prototype.indexOf
+/** SHA-256's block size: the HMAC key is padded (or first hashed) to it. */
+const BLOCK = 64
+/**
+ * Bodies up to this size are hashed by two one-shot SHA-256 calls (RFC 2104 spelled out) rather
+ * than by `createHmac`, whose object setup costs more than hashing a small body: about 30 % less
+ * time at 1 KiB, still 7 % less at 16 KiB, where copying the body behind the key pad starts to cost
+ * as much as the setup saves.
+ */
+const ONE_SHOT_MAX = 16 * 1024
+
+// `crypto.hash` is Node >= 20.12 (and not in every runtime that loads the Node build).
+const hash = typeof crypto.hash === 'function' ? crypto.hash : undefined
+
+interface NodeHmacKey {
+  /** For `createHmac`. */
+  secret: Buffer
+  /** The key XOR 0x36 and XOR 0x5c, one block each. */
+  inner: Buffer
+  outer: Buffer
+}
+
+/** Reused across calls (hashing is synchronous): ipad-key then body; opad-key then inner digest. */
+let innerInput = Buffer.alloc(BLOCK + 1024)
+const outerInput = Buffer.alloc(BLOCK + 32)
+
+function padded(secret: Buffer, byte: number): Buffer {
+  // A key longer than a block is hashed first, as createHmac does.
+  const key = secret.length > BLOCK ? crypto.createHash('sha256').update(secret).digest() : secret
+  const pad = Buffer.alloc(BLOCK, byte)
+  for (let i = 0; i < key.length; i++) pad[i] = (pad[i] as number) ^ (key[i] as number)
+  return pad
+}
+
+function oneShotHmac(key: NodeHmacKey, data: Uint8Array, sha256: NonNullable<typeof hash>): string {
+  if (innerInput.length < BLOCK + data.length) innerInput = Buffer.alloc(BLOCK + ONE_SHOT_MAX)
+  innerInput.set(key.inner, 0)
+  innerInput.set(data, BLOCK)
+  const inner = sha256('sha256', innerInput.subarray(0, BLOCK + data.length), 'binary')
+  outerInput.set(key.outer, 0)
+  outerInput.write(inner, BLOCK, 'latin1')
+  return sha256('sha256', outerInput, 'binary')
+}
+
+function streamedHmac(key: NodeHmacKey, data: Uint8Array): string {
+  return crypto.createHmac('sha256', key.secret).update(data).digest('binary')
+}
+
+/**
+ * A digest as bytes. Node hands digests out cheapest as latin1 ('binary') strings: a Buffer digest allocates
+ * a fresh off-heap store, which costs a tenth of a 1 KiB HMAC.
+ */
+function bytesOf(digest: string): Uint8Array {
+  const out = new Uint8Array(digest.length)
+  for (let i = 0; i < out.length; i++) out[i] = digest.charCodeAt(i)
+  return out
+}
 
 // node:crypto hashes synchronously and without copying the input to another thread, which is
 // what keeps verification at the cost of the HMAC itself on Node.
 export const backend: CryptoBackend = {
-  // The raw key bytes, not a KeyObject: createHmac unwraps a KeyObject on every call, which costs
-  // more than hashing a small body.
-  importHmacKey: async (secret) => Buffer.from(secret),
-  hmacSha256: async (key, data) =>
-    createHmac('sha256', key as Buffer)
-      .update(data)
-      .digest(),
-  sha256: async (data) => createHash('sha256').update(data).digest(),
-  includesByte: (data, byte) => indexOf.call(data, byte) !== -1,
+  importHmacKey: async (secret): Promise<HmacKey> => {
+    const bytes = Buffer.from(secret)
+    const key: NodeHmacKey = { secret: bytes, inner: padded(bytes, 0x36), outer: padded(bytes, 0x5c) }
+    return key
+  },
+  hmacSha256: (key, data) =>
+    bytesOf(
+      hash !== undefined && data.length <= ONE_SHOT_MAX
+        ? oneShotHmac(key as NodeHmacKey, data, hash)
+        : streamedHmac(key as NodeHmacKey, data),
+    ),
+  sha256: async (data) => crypto.createHash('sha256').update(data).digest(),
   // Validating with isUtf8 and decoding with Buffer (both SIMD) beats a fatal TextDecoder,
   // which goes through ICU, several times over on webhook-sized bodies.
   decodeUtf8: (data) => {
     if (!isUtf8(data)) throw new TypeError('The data is not valid UTF-8')
     return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')
   },
+}
+
+/** Exposed for tests: both ways of computing the HMAC must agree for every key and size. */
+export const hmacPaths = {
+  oneShot: (key: HmacKey, data: Uint8Array) => (hash === undefined ? undefined : bytesOf(oneShotHmac(key as NodeHmacKey, data, hash))),
+  streamed: (key: HmacKey, data: Uint8Array) => bytesOf(streamedHmac(key as NodeHmacKey, data)),
+  ONE_SHOT_MAX,
 }

@@ -2,8 +2,8 @@
 export type HmacKey = object
 
 /**
- * What the rest of the core needs from the platform: the crypto, and the few byte operations a
- * platform does natively much faster than portable code. `crypto/node.ts` and `crypto/web.ts` each
+ * What the rest of the core needs from the platform: the crypto, and strict UTF-8 decoding, which
+ * a platform does natively much faster than portable code. `crypto/node.ts` and `crypto/web.ts` each
  * implement it; the package's `#crypto` import condition picks one, so no runtime check chooses
  * between them.
  */
@@ -12,11 +12,6 @@ export interface CryptoBackend {
   /** Synchronous where the platform hashes synchronously, so a caller awaits only when it must. */
   hmacSha256(key: HmacKey, data: Uint8Array): Uint8Array | Promise<Uint8Array>
   sha256(data: Uint8Array): Promise<Uint8Array>
-  /**
-   * Whether `data` holds `byte`, at memory speed, or `undefined` where the platform has no
-   * native search (a JavaScript loop would cost more than the HMAC it is meant to save).
-   */
-  includesByte: ((data: Uint8Array, byte: number) => boolean) | undefined
   /** Strict UTF-8 decoding: throws a `TypeError` on malformed input rather than inserting U+FFFD. */
   decodeUtf8(data: Uint8Array): string
 }
