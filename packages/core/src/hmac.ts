@@ -42,6 +42,11 @@ export function sha256(data: Uint8Array): Promise<Uint8Array> {
   return backend.sha256(data)
 }
 
+/** See `CryptoBackend.stripForHashing`: hash the result before the next call or any `await`. */
+export function stripForHashing(body: Uint8Array): Uint8Array {
+  return backend.stripForHashing(body)
+}
+
 export function importKey(secret: Uint8Array): Promise<HmacKey> {
   return backend.importHmacKey(secret)
 }

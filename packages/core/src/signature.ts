@@ -2,7 +2,7 @@ import { fromHex, toBytes, toHex } from './bytes.ts'
 import { escapeLikeGson, likelyCanonical, stripJavaWhitespace, stripUnicodeWhitespace } from './canonical.ts'
 import { timingSafeEqual } from './constant-time.ts'
 import type { HmacKey } from './crypto/types.ts'
-import { hmacSha256, keyFor } from './hmac.ts'
+import { hmacSha256, keyFor, stripForHashing } from './hmac.ts'
 
 /** The header the service puts its signature in. */
 export const DEFAULT_SIGNATURE_HEADER = 'X-Service-Hmac-Signature'
@@ -94,12 +94,13 @@ function matchesAny(digest: Uint8Array, expected: readonly Uint8Array[]): boolea
  * only where they change something, every Unicode whitespace removed and Gson's escapes.
  */
 function* fallbacks(raw: Uint8Array, triedAsReceived: boolean): Generator<Uint8Array> {
-  const canonical = stripJavaWhitespace(raw)
+  // Each text is hashed before the next is made: the platform's stripper may reuse its buffer.
+  const canonical = stripForHashing(raw)
   if (!triedAsReceived || canonical !== raw) yield canonical
   const unicode = stripUnicodeWhitespace(raw)
   if (unicode !== undefined) yield unicode
   const escaped = escapeLikeGson(raw)
-  if (escaped !== undefined) yield stripJavaWhitespace(escaped)
+  if (escaped !== undefined) yield stripForHashing(escaped)
 }
 
 /** The 32-byte digests a header holds; values that are not 64 hex digits are dropped. */

@@ -117,11 +117,12 @@ describe('escapeLikeGson', () => {
 })
 
 describe('likelyCanonical', () => {
-  const large = (middle: string) => encode(`{"a":"${'x'.repeat(300)}${middle}${'y'.repeat(300)}"}`)
+  const large = (middle: string) => encode(`{"a":"${'x'.repeat(3000)}${middle}${'y'.repeat(3000)}"}`)
 
-  it('is exact for small bodies', () => {
+  it('is exact for bodies up to 2 KiB', () => {
     expect(likelyCanonical(encode('{"a":1}'))).toBe(true)
     expect(likelyCanonical(encode('{"a": 1}'))).toBe(false)
+    expect(likelyCanonical(encode(`{"a":"${'x'.repeat(1000)} ${'y'.repeat(1000)}"}`))).toBe(false)
   })
 
   it('sees a pretty-printed body from its first bytes', () => {

@@ -1,6 +1,8 @@
 import { isUtf8 } from 'node:buffer'
 import * as crypto from 'node:crypto'
+import { stripJavaWhitespace } from '../canonical.ts'
 import type { CryptoBackend, HmacKey } from './types.ts'
+import { createWasmStrip, type TransientStrip, WASM_STRIP_MAX } from './wasm-strip.ts'
 
 /** SHA-256's block size: the HMAC key is padded (or first hashed) to it. */
 const BLOCK = 64
@@ -59,6 +61,8 @@ function bytesOf(digest: string): Uint8Array {
   return out
 }
 
+let wasmStrip: TransientStrip | undefined
+
 // node:crypto hashes synchronously and without copying the input to another thread, which is
 // what keeps verification at the cost of the HMAC itself on Node.
 export const backend: CryptoBackend = {
@@ -73,6 +77,12 @@ export const backend: CryptoBackend = {
         ? oneShotHmac(key as NodeHmacKey, data, hash)
         : streamedHmac(key as NodeHmacKey, data),
     ),
+  stripForHashing: (body) => {
+    if (body.length > WASM_STRIP_MAX) return stripJavaWhitespace(body)
+    // Compiled on first use, not at import: most deliveries never need it.
+    wasmStrip ??= createWasmStrip() ?? stripJavaWhitespace
+    return wasmStrip(body)
+  },
   sha256: async (data) => crypto.createHash('sha256').update(data).digest(),
   // Validating with isUtf8 and decoding with Buffer (both SIMD) beats a fatal TextDecoder,
   // which goes through ICU, several times over on webhook-sized bodies.
