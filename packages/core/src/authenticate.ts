@@ -39,12 +39,14 @@ async function resolve<T>(value: Resolvable<T>, req: WebhookRequest): Promise<T>
 }
 
 function secretAuthenticator(secret: Resolvable<string | readonly string[]>, signatureHeader: string): Authenticator {
+  // Checked once when fixed; a resolver's answer is checked each time.
+  const fixed = typeof secret === 'function' ? undefined : checkSecrets(secret)
   return async (req, readBody) => {
     const header = req.header(signatureHeader)
     if (header === null || header.trim() === '') {
       throw new WebhookError('missing_signature', `The ${signatureHeader} header is missing.`)
     }
-    const secrets = checkSecrets(await resolve(secret, req))
+    const secrets = fixed ?? checkSecrets(await resolve(secret, req))
     if (!(await verifySignature(await readBody(), header, secrets))) {
       throw new WebhookError('invalid_signature', `The ${signatureHeader} header does not match the body.`)
     }

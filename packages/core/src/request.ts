@@ -1,5 +1,8 @@
-/** A Fetch `Headers`, or Node's `IncomingHttpHeaders` (lower-case names). */
-export type HeaderSource = { get(name: string): string | null } | Record<string, string | string[] | undefined>
+/**
+ * A Fetch `Headers`; Node's `rawHeaders` (names and values alternating, as received); or Node's
+ * `IncomingHttpHeaders` (lower-case names, a repeated header as an array).
+ */
+export type HeaderSource = { get(name: string): string | null } | readonly string[] | Record<string, string | string[] | undefined>
 
 /**
  * The body as an adapter has it: the raw bytes (when a body parser kept a copy), a Web stream
@@ -40,24 +43,57 @@ export interface WebhookRequest {
 const BASE = 'http://localhost'
 
 export function toWebhookRequest(incoming: IncomingRequest): WebhookRequest {
-  const { headers } = incoming
   let url: URL | undefined
-  const header =
-    typeof headers.get === 'function'
-      ? (name: string) => (headers as { get(name: string): string | null }).get(name)
-      : (name: string) => {
-          const value = (headers as Record<string, string | string[] | undefined>)[name.toLowerCase()]
-          if (value === undefined) return null
-          return typeof value === 'string' ? value : value.join(', ')
-        }
   return {
     method: incoming.method.toUpperCase(),
     get url() {
       url ??= new URL(incoming.url, BASE)
       return url
     },
-    header,
+    header: headerReader(incoming.headers),
   }
+}
+
+/** Every source answers alike: all lines of a repeated header, joined with `, ` as Fetch does. */
+function headerReader(headers: HeaderSource): (name: string) => string | null {
+  if (isRawHeaders(headers)) return (name) => rawHeader(headers, name.toLowerCase())
+  if (typeof headers.get === 'function') return (name) => (headers as { get(name: string): string | null }).get(name)
+  return (name) => {
+    const value = (headers as Record<string, string | string[] | undefined>)[name.toLowerCase()]
+    if (value === undefined) return null
+    return typeof value === 'string' ? value : value.join(', ')
+  }
+}
+
+/**
+ * The headers of a Node `IncomingMessage` as the core reads them best: its `rawHeaders`, which keep
+ * every line of a repeated header (`req.headers` keeps only the first `Authorization` or
+ * `Content-Type`, where Fetch joins them all). A stand-in request without them (a test double)
+ * falls back to `headers`.
+ */
+export function nodeRequestHeaders(req: {
+  rawHeaders?: readonly string[]
+  headers: Record<string, string | string[] | undefined>
+}): HeaderSource {
+  return req.rawHeaders !== undefined && req.rawHeaders.length > 0 ? req.rawHeaders : req.headers
+}
+
+function isRawHeaders(headers: HeaderSource): headers is readonly string[] {
+  return Array.isArray(headers)
+}
+
+/**
+ * Reading Node's `rawHeaders` in place costs nothing up front, where `headersDistinct` builds an
+ * object of arrays for every header of every request: a few headers are all a webhook needs.
+ */
+function rawHeader(raw: readonly string[], lowerName: string): string | null {
+  let value: string | null = null
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string
+    if (name.length !== lowerName.length || name.toLowerCase() !== lowerName) continue
+    value = value === null ? (raw[i + 1] as string) : `${value}, ${raw[i + 1]}`
+  }
+  return value
 }
 
 export function isFormUrlEncoded(request: WebhookRequest): boolean {

@@ -44,6 +44,36 @@ describe('createReceiver', () => {
       expect((await createReceiver(secretMode).verify(request({ headers }))).ok).toBe(true)
     })
 
+    it("reads headers from Node's rawHeaders, whatever the case of their names", async () => {
+      const headers = ['Host', 'localhost', 'X-Service-HMAC-Signature', await sign(BODY, SECRET), 'Content-Type', 'application/json']
+      expect((await createReceiver(secretMode).verify(request({ headers }))).ok).toBe(true)
+    })
+
+    it('joins the lines of a repeated header the same from rawHeaders, a header object and Fetch Headers', async () => {
+      const signature = await sign(BODY, SECRET)
+      const other = await sign(BODY, 'another-secret')
+      const sources: IncomingRequest['headers'][] = [
+        ['x-service-hmac-signature', other, 'X-Service-Hmac-Signature', signature],
+        { 'x-service-hmac-signature': [other, signature] },
+        new Headers([
+          ['x-service-hmac-signature', other],
+          ['x-service-hmac-signature', signature],
+        ]),
+      ]
+      const seen: (string | null)[] = []
+      const options: WebhookOptions = {
+        auth: {
+          mode: 'secret',
+          secret: (req) => {
+            seen.push(req.header('X-Service-Hmac-Signature'))
+            return SECRET
+          },
+        },
+      }
+      for (const headers of sources) expect((await createReceiver(options).verify(request({ headers }))).ok).toBe(true)
+      expect(seen).toEqual(Array(3).fill(`${other}, ${signature}`))
+    })
+
     for (const [label, headers] of [
       ['missing', {}],
       ['empty', { 'x-service-hmac-signature': '' }],

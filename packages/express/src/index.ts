@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http'
 import {
   createReceiver,
   type IncomingRequest,
+  nodeRequestHeaders,
   rawBodyUnavailable,
   type VerifyResult,
   type WebhookDelivery,
@@ -111,10 +112,7 @@ function checkOnError(onError: unknown): 'respond' | 'next' {
 
 function toIncomingRequest(req: Request): IncomingRequest {
   // originalUrl keeps the mount path and the query that a router strips from req.url.
-  // headersDistinct keeps every line of a repeated header: req.headers keeps only the first
-  // Authorization or Content-Type, where Web runtimes (Hono) join them all, so a request with two
-  // would pass on one adapter and fail on another.
-  return { method: req.method, url: req.originalUrl, headers: req.headersDistinct, body: bodyOf(req) }
+  return { method: req.method, url: req.originalUrl, headers: nodeRequestHeaders(req), body: bodyOf(req) }
 }
 
 function bodyOf(req: Request): IncomingRequest['body'] {

@@ -1,6 +1,7 @@
 import {
   createReceiver,
   type IncomingRequest,
+  nodeRequestHeaders,
   rawBodyUnavailable,
   type WebhookDelivery,
   type WebhookOptions,
@@ -109,9 +110,7 @@ function checkOnError(onError: unknown): 'respond' | 'throw' {
 
 function toIncomingRequest(ctx: Context): IncomingRequest {
   // originalUrl keeps the prefix that koa-mount and routers strip from ctx.url.
-  // headersDistinct keeps every line of a repeated header: req.headers keeps only the first
-  // Authorization or Content-Type, where Web runtimes (Hono) join them all.
-  return { method: ctx.method, url: ctx.originalUrl, headers: ctx.req.headersDistinct, body: bodyOf(ctx) }
+  return { method: ctx.method, url: ctx.originalUrl, headers: nodeRequestHeaders(ctx.req), body: bodyOf(ctx) }
 }
 
 function bodyOf(ctx: Context): IncomingRequest['body'] {
