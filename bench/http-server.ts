@@ -3,9 +3,12 @@
  * http.ts as `http-server.ts <framework> <baseline|webhook>`, it listens on a loopback port, sends
  * the port over IPC, and answers each `cpu` message with `process.cpuUsage()`.
  *
- * Both variants run the same handler; the only difference is what stands before it: the
- * framework's usual JSON parser, or `webhook()` (which verifies and then parses).
+ * All variants run the same handler; the only difference is what stands before it: the
+ * framework's usual JSON parser (`baseline`); that parser plus one bare HMAC of the raw bytes, the
+ * least any verification can cost (`hmac`); or `webhook()`, which verifies and then parses.
  */
+
+import { createHmac } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,7 +21,8 @@ import { Hono } from 'hono'
 
 export const FRAMEWORKS = ['express4', 'express5', 'koa3', 'hono'] as const
 export type Framework = (typeof FRAMEWORKS)[number]
-export type Variant = 'baseline' | 'webhook'
+export type Variant = 'baseline' | 'hmac' | 'webhook'
+export const VARIANTS: readonly Variant[] = ['baseline', 'hmac', 'webhook']
 export type ServerMessage = { port: number } | { cpu: NodeJS.CpuUsage }
 
 export const SECRET = 'hookguard-bench-secret-7d1e4c2b9a'
@@ -33,10 +37,10 @@ interface ExpressApp {
 }
 interface ExpressModule {
   (): ExpressApp
-  json(): Handler
+  json(options?: { verify?: (req: unknown, res: unknown, raw: Buffer) => void }): Handler
 }
 interface KoaContext {
-  request: { body?: unknown }
+  request: { body?: unknown; rawBody?: string }
   status: number
 }
 interface KoaApp {
@@ -52,6 +56,10 @@ const isDelivery = (body: unknown) => (body as { event?: unknown } | undefined)?
 
 const auth = { mode: 'secret', secret: SECRET } as const
 
+const HMAC_KEY = Buffer.from(SECRET)
+/** The `hmac` variant's extra work: what verifying costs at the very least, its result unused. */
+const bareHmac = (bytes: Buffer | string) => createHmac('sha256', HMAC_KEY).update(bytes).digest('hex')
+
 async function start(framework: Framework, variant: Variant): Promise<number> {
   const addressOf = (server: { address(): AddressInfo | string | null }) => (server.address() as AddressInfo).port
   switch (framework) {
@@ -60,7 +68,8 @@ async function start(framework: Framework, variant: Variant): Promise<number> {
       const express = (await importUntyped(framework === 'express4' ? 'express4' : 'express')).default as ExpressModule
       const app = express()
       const handler: Handler = (req, res) => res.status(isDelivery(req.body) ? 204 : 500).end()
-      app.post(PATH, variant === 'webhook' ? expressWebhook({ auth }) : express.json(), handler)
+      const parser = variant === 'hmac' ? express.json({ verify: (_req, _res, raw) => bareHmac(raw) }) : express.json()
+      app.post(PATH, variant === 'webhook' ? expressWebhook({ auth }) : parser, handler)
       return new Promise((resolve) => {
         const server = app.listen(0, '127.0.0.1', () => resolve(addressOf(server)))
       })
@@ -69,6 +78,12 @@ async function start(framework: Framework, variant: Variant): Promise<number> {
       const Koa = (await importUntyped('koa')).default as new () => KoaApp
       const app = new Koa()
       app.use(variant === 'webhook' ? koaWebhook({ auth }) : bodyParser())
+      if (variant === 'hmac') {
+        app.use((ctx: KoaContext, next: () => Promise<void>) => {
+          bareHmac(ctx.request.rawBody ?? '')
+          return next()
+        })
+      }
       app.use((ctx: KoaContext) => {
         ctx.status = isDelivery(ctx.request.body) ? 204 : 500
       })
@@ -80,6 +95,12 @@ async function start(framework: Framework, variant: Variant): Promise<number> {
       const app = new Hono()
       if (variant === 'webhook') {
         app.post(PATH, honoWebhook({ auth }), (c) => c.body(null, isDelivery(c.get('webhook').payload) ? 204 : 500))
+      } else if (variant === 'hmac') {
+        app.post(PATH, async (c) => {
+          const text = await c.req.text()
+          bareHmac(text)
+          return c.body(null, isDelivery(JSON.parse(text)) ? 204 : 500)
+        })
       } else {
         app.post(PATH, async (c) => c.body(null, isDelivery(await c.req.json()) ? 204 : 500))
       }
@@ -94,7 +115,7 @@ async function start(framework: Framework, variant: Variant): Promise<number> {
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)
 if (isMain && process.send) {
   const [framework, variant] = process.argv.slice(2) as [Framework, Variant]
-  if (!FRAMEWORKS.includes(framework) || (variant !== 'baseline' && variant !== 'webhook')) {
+  if (!FRAMEWORKS.includes(framework) || !VARIANTS.includes(variant)) {
     throw new Error(`http-server: unknown ${framework} ${variant}`)
   }
   const port = await start(framework, variant)

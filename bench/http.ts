@@ -6,12 +6,13 @@
  * The load generator (autocannon) runs here and each server in a child process, so the CPU the
  * child reports is the server's alone. CPU per request is the primary figure: on two cores both
  * processes compete, so req/s moves with whatever else the machine does, while the CPU a request
- * costs the server moves much less. Both servers of a framework stay up and are loaded in turns,
- * the order swapped every pair, and each pair's ratio divides figures taken minutes apart at most.
+ * costs the server moves much less. The three servers of a framework (see http-server.ts) stay up
+ * and are loaded in turns, the order rotated every round, and each round's ratios divide figures
+ * taken a minute apart at most.
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { sign } from '@hookguard/core'
-import { FRAMEWORKS, type Framework, PATH, SECRET, type ServerMessage, type Variant } from './http-server.ts'
+import { FRAMEWORKS, type Framework, PATH, SECRET, type ServerMessage, VARIANTS, type Variant } from './http-server.ts'
 import { median, RESULT_PREFIX } from './measure.ts'
 import { makePayload } from './payload.ts'
 
@@ -33,7 +34,7 @@ type Autocannon = (options: {
 }) => Promise<AutocannonResult>
 
 export interface HttpVariantResult {
-  /** Medians over the pairs. */
+  /** Medians over the rounds. */
   cpuUs: number
   reqPerSec: number
   p99Ms: number
@@ -43,18 +44,22 @@ export interface HttpVariantResult {
 export interface HttpResult {
   framework: Framework
   baseline: HttpVariantResult
+  /** The parser plus one bare HMAC of the raw bytes: the floor for any verifying server. */
+  hmac: HttpVariantResult
   webhook: HttpVariantResult
-  /** Median over pairs of webhook CPU/request ÷ baseline CPU/request in the same pair. */
+  /** Median over rounds of webhook CPU/request ÷ baseline CPU/request in the same round. */
   cpuRatio: number
   cpuRatios: number[]
+  /** The same for the bare-HMAC variant: how much of the target the HMAC alone uses up. */
+  hmacRatio: number
 }
 
 const quick = process.argv.includes('--quick')
 const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--framework='.length)
 const CONNECTIONS = 10
 const WARMUP_S = quick ? 0.5 : 3
-const DURATION_S = quick ? 1.5 : 10
-const PAIRS = quick ? 1 : 3
+const DURATION_S = quick ? 1.5 : 6
+const ROUNDS = quick ? 1 : 4
 
 // No declarations for autocannon are installed; a variable specifier keeps TypeScript from looking.
 const autocannonSpecifier: string = 'autocannon'
@@ -131,15 +136,21 @@ async function load(server: Server, seconds: number) {
 }
 
 async function bench(framework: Framework): Promise<HttpResult> {
-  const servers = { baseline: await startServer(framework, 'baseline'), webhook: await startServer(framework, 'webhook') }
+  const servers = Object.fromEntries(
+    await Promise.all(VARIANTS.map(async (variant) => [variant, await startServer(framework, variant)] as const)),
+  ) as Record<Variant, Server>
   try {
     for (const server of Object.values(servers)) await load(server, WARMUP_S)
-    const runs: Record<Variant, Awaited<ReturnType<typeof load>>[]> = { baseline: [], webhook: [] }
+    const runs: Record<Variant, Awaited<ReturnType<typeof load>>[]> = { baseline: [], hmac: [], webhook: [] }
     const ratios: number[] = []
-    for (let pair = 0; pair < PAIRS; pair++) {
-      const order: Variant[] = pair % 2 === 0 ? ['baseline', 'webhook'] : ['webhook', 'baseline']
+    const hmacRatios: number[] = []
+    for (let round = 0; round < ROUNDS; round++) {
+      // Rotated every round, so drift on the machine does not land on one variant.
+      const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant)
       for (const variant of order) runs[variant].push(await load(servers[variant], DURATION_S))
-      ratios.push((runs.webhook[pair]?.cpuUs as number) / (runs.baseline[pair]?.cpuUs as number))
+      const cpu = (variant: Variant) => runs[variant][round]?.cpuUs as number
+      ratios.push(cpu('webhook') / cpu('baseline'))
+      hmacRatios.push(cpu('hmac') / cpu('baseline'))
     }
     const summary = (variant: Variant): HttpVariantResult => ({
       cpuUs: median(runs[variant].map((r) => r.cpuUs)),
@@ -147,10 +158,18 @@ async function bench(framework: Framework): Promise<HttpResult> {
       p99Ms: median(runs[variant].map((r) => r.p99Ms)),
       requests: median(runs[variant].map((r) => r.requests)),
     })
-    const result = { framework, baseline: summary('baseline'), webhook: summary('webhook'), cpuRatio: median(ratios), cpuRatios: ratios }
+    const result: HttpResult = {
+      framework,
+      baseline: summary('baseline'),
+      hmac: summary('hmac'),
+      webhook: summary('webhook'),
+      cpuRatio: median(ratios),
+      cpuRatios: ratios,
+      hmacRatio: median(hmacRatios),
+    }
     console.error(
-      `http: ${framework}: ${result.baseline.cpuUs.toFixed(1)} -> ${result.webhook.cpuUs.toFixed(1)} µs CPU/request (${result.cpuRatio.toFixed(3)}x), ` +
-        `${result.baseline.reqPerSec.toFixed(0)} -> ${result.webhook.reqPerSec.toFixed(0)} req/s`,
+      `http: ${framework}: ${result.baseline.cpuUs.toFixed(1)} -> ${result.webhook.cpuUs.toFixed(1)} µs CPU/request (${result.cpuRatio.toFixed(3)}x; ` +
+        `parser + bare HMAC ${result.hmacRatio.toFixed(3)}x), ${result.baseline.reqPerSec.toFixed(0)} -> ${result.webhook.reqPerSec.toFixed(0)} req/s`,
     )
     return result
   } finally {
@@ -162,5 +181,5 @@ const results: HttpResult[] = []
 for (const framework of FRAMEWORKS) if (!only || only === framework) results.push(await bench(framework))
 console.log(
   RESULT_PREFIX +
-    JSON.stringify({ runtime: `node ${process.version}`, connections: CONNECTIONS, durationS: DURATION_S, pairs: PAIRS, results }),
+    JSON.stringify({ runtime: `node ${process.version}`, connections: CONNECTIONS, durationS: DURATION_S, rounds: ROUNDS, results }),
 )

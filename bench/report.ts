@@ -144,6 +144,7 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
     return [
       HTTP_LABELS[r.framework] as string,
       `${r.baseline.cpuUs.toFixed(1)} µs`,
+      `${r.hmac.cpuUs.toFixed(1)} µs (${x(r.hmacRatio)})`,
       `${r.webhook.cpuUs.toFixed(1)} µs`,
       `**${r.cpuRatio.toFixed(3)}×** (${r.cpuRatios.map((v) => v.toFixed(2)).join(', ')})`,
       `${r.baseline.reqPerSec.toFixed(0)} / ${r.webhook.reqPerSec.toFixed(0)}`,
@@ -154,12 +155,13 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
   return [
     `### Target 4: HTTP, 1 KiB signed delivery over loopback (${http.runtime})`,
     '',
-    `Server CPU per request (user + system, from the server process), median over ${http.pairs} alternating pairs of ${http.durationS} s runs with ${http.connections} connections; the ratio is the median of the per-pair ratios (each pair's ratios in brackets). Baseline: the framework's usual JSON parser and the same handler, no verification.`,
+    `Server CPU per request (user + system, from the server process), median over ${http.rounds} rounds of ${http.durationS} s runs with ${http.connections} connections, the three servers' order rotated every round; the ratio is the median of the per-round ratios (each round's in brackets). Baseline: the framework's usual JSON parser and the same handler, no verification. Parser + bare HMAC: the baseline plus one \`createHmac\` over the raw bytes and nothing else, the least any verifying server can cost; its ratio to the baseline shows how much of the target one HMAC uses up on this machine.`,
     '',
     table(
       [
         'framework',
         'CPU/req, JSON parser',
+        'CPU/req, parser + bare HMAC',
         'CPU/req, webhook()',
         'ratio',
         'req/s parser / webhook()',

@@ -45,7 +45,7 @@ export interface Figures {
   micro?: { runtime: string; results: PayloadResult[] }
   memory?: { runtime: string; size: number; results: MemoryResult[] }
   web?: WebRun[]
-  http?: { runtime: string; connections: number; durationS: number; pairs: number; results: HttpResult[] }
+  http?: { runtime: string; connections: number; durationS: number; rounds: number; results: HttpResult[] }
 }
 
 const children = new Set<ChildProcess>()

@@ -10,6 +10,6 @@ export { DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_DEPTH, DEFAULT_TOKEN_TTL } from './o
 export type { Receiver, ReceiverRole, VerifyResult, WebhookDelivery } from './receiver.ts'
 export { createReceiver } from './receiver.ts'
 export type { BodySource, HeaderSource, IncomingRequest, WebhookRequest } from './request.ts'
-export { nodeRequestHeaders } from './request.ts'
+export { nodeRequestHeaders, readHeader } from './request.ts'
 export type { WebhookResponse } from './response.ts'
 export { DEFAULT_SIGNATURE_HEADER, sign, verifySignature } from './signature.ts'

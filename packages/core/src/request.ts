@@ -54,6 +54,11 @@ export function toWebhookRequest(incoming: IncomingRequest): WebhookRequest {
   }
 }
 
+/** One header's value from any source; repeated lines joined with `, `. */
+export function readHeader(headers: HeaderSource, name: string): string | null {
+  return headerReader(headers)(name)
+}
+
 /** Every source answers alike: all lines of a repeated header, joined with `, ` as Fetch does. */
 function headerReader(headers: HeaderSource): (name: string) => string | null {
   if (isRawHeaders(headers)) return (name) => rawHeader(headers, name.toLowerCase())

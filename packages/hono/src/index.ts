@@ -2,6 +2,7 @@ import {
   createReceiver,
   type IncomingRequest,
   rawBodyUnavailable,
+  readHeader,
   readLimited,
   type WebhookDelivery,
   type WebhookOptions,
@@ -105,7 +106,13 @@ function checkOnError(onError: unknown): 'respond' | 'throw' {
 
 function toIncomingRequest(c: Context): IncomingRequest {
   const { req } = c
-  return { method: req.method, url: req.url, headers: headersOf(c), body: (limit) => readBody(req, limit) }
+  const headers = headersOf(c)
+  return {
+    method: req.method,
+    url: req.url,
+    headers,
+    body: (limit) => readBody(req, readHeader(headers, 'content-length') !== null, limit),
+  }
 }
 
 /**
@@ -123,7 +130,7 @@ function headersOf(c: Context): IncomingRequest['headers'] {
  * Reads the body through Hono's cache, so that the handler can still call `c.req.json()`: the
  * bytes a middleware before us cached are reused, and the bytes we read are cached for after.
  */
-async function readBody(req: HonoRequest, limit: number): Promise<Uint8Array> {
+async function readBody(req: HonoRequest, lengthDeclared: boolean, limit: number): Promise<Uint8Array> {
   const cache = req.bodyCache as BodyCache
   const cached = await cachedBytes(cache)
   if (cached !== undefined) return cached
@@ -133,7 +140,7 @@ async function readBody(req: HonoRequest, limit: number): Promise<Uint8Array> {
   // length over the limit before asking, so the whole-body read is safe. It is the fast one:
   // @hono/node-server serves it straight from Node's stream, where touching `raw.body` first
   // builds a Web Request and stream (four times the CPU per delivery). Hono caches the bytes.
-  if (req.header('content-length') !== undefined) return new Uint8Array(await req.arrayBuffer())
+  if (lengthDeclared) return new Uint8Array(await req.arrayBuffer())
   const bytes = await readLimited(req.raw.body, limit)
   cache.arrayBuffer = Promise.resolve(ownBuffer(bytes))
   return bytes
