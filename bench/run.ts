@@ -43,7 +43,7 @@ export interface Figures {
   versions: Record<string, string>
   load: { before: string; after: string }
   micro?: { runtime: string; results: PayloadResult[] }
-  memory?: { runtime: string; size: number; results: MemoryResult[] }
+  memory?: { runtime: string; size: number; wasmRetained?: number; results: MemoryResult[] }
   web?: WebRun[]
   http?: { runtime: string; connections: number; durationS: number; rounds: number; results: HttpResult[] }
 }

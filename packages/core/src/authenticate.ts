@@ -17,7 +17,8 @@ export type ReadBody = () => Promise<Uint8Array>
  */
 export type Authenticated = { payload: unknown } | undefined
 
-export type Authenticator = (req: WebhookRequest, readBody: ReadBody) => Promise<Authenticated>
+/** Synchronous where nothing needs waiting for (mode `none`), so the receiver awaits only when it must. */
+export type Authenticator = (req: WebhookRequest, readBody: ReadBody) => Authenticated | Promise<Authenticated>
 
 /** Builds the check for the configured mode. Throws `WebhookError` when a request fails it. */
 export function createAuthenticator(settings: Settings): Authenticator {
@@ -30,7 +31,7 @@ export function createAuthenticator(settings: Settings): Authenticator {
     case 'oauth2':
       return oauth2Authenticator(auth, settings.clock)
     case 'none':
-      return async () => undefined
+      return () => undefined
   }
 }
 

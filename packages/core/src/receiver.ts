@@ -62,7 +62,8 @@ export function createReceiver(options: WebhookOptions, role: ReceiverRole = 'we
       const readBody = bodyReader(incoming, req, settings)
       try {
         // Authentication always comes first: a body that fails it is never parsed or handed on.
-        const authenticated = await authenticate(req, readBody)
+        const pending = authenticate(req, readBody)
+        const authenticated = pending instanceof Promise ? await pending : pending
         const rawBody = await readBody()
         let payload: unknown
         if (authenticated !== undefined) {
@@ -118,7 +119,8 @@ function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySiz
     if (declared > maxBodySize) throw payloadTooLarge(maxBodySize)
     let bytes: Uint8Array
     try {
-      bytes = await readSource(incoming.body, maxBodySize)
+      const source = readSource(incoming.body, maxBodySize)
+      bytes = source instanceof Uint8Array ? source : await source
     } catch (error) {
       throw bodyReadFailure(error, maxBodySize)
     }

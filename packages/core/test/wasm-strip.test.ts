@@ -2,7 +2,7 @@
  * The WebAssembly stripper against a plain reference: edge cases, every small pattern at every
  * alignment, random bodies, and call sequences meant to leak a previous call's bytes.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { makePayload } from '../../../bench/payload.ts'
 import { compileStripWat } from '../../../scripts/build-wasm.ts'
 import { stripJavaWhitespace } from '../src/canonical.ts'
@@ -170,6 +170,17 @@ describe("the Node backend's stripForHashing", () => {
     for (const length of [WASM_STRIP_MAX - 1, WASM_STRIP_MAX, WASM_STRIP_MAX + 1]) {
       const input = body(length, 0.2)
       expect(Buffer.from(backend.stripForHashing(input)).equals(stripJavaWhitespace(input))).toBe(true)
+    }
+  })
+})
+
+describe('createWasmStrip without WebAssembly (node --jitless)', () => {
+  it('returns undefined, so the portable stripper is used', () => {
+    vi.stubGlobal('WebAssembly', undefined)
+    try {
+      expect(createWasmStrip()).toBeUndefined()
+    } finally {
+      vi.unstubAllGlobals()
     }
   })
 })

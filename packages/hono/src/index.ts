@@ -132,10 +132,13 @@ function headersOf(c: Context): IncomingRequest['headers'] {
  */
 async function readBody(req: HonoRequest, lengthDeclared: boolean, limit: number): Promise<Uint8Array> {
   const cache = req.bodyCache as BodyCache
-  const cached = await cachedBytes(cache)
-  if (cached !== undefined) return cached
-  // Parsed JSON or form data cannot be turned back into the bytes that were signed.
-  if (req.raw.bodyUsed || Object.keys(cache).length > 0) throw rawBodyUnavailable(HOW_TO_MOUNT)
+  if (Object.keys(cache).length > 0) {
+    const cached = await cachedBytes(cache)
+    if (cached !== undefined) return cached
+    // Parsed JSON or form data cannot be turned back into the bytes that were signed.
+    throw rawBodyUnavailable(HOW_TO_MOUNT)
+  }
+  if (req.raw.bodyUsed) throw rawBodyUnavailable(HOW_TO_MOUNT)
   // A declared length bounds the body by the HTTP framing itself, and the core has refused any
   // length over the limit before asking, so the whole-body read is safe. It is the fast one:
   // @hono/node-server serves it straight from Node's stream, where touching `raw.body` first
