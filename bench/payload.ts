@@ -32,7 +32,7 @@ export const SHAPE_LABELS: Record<Shape, string> = {
 }
 
 // A fixed seed keeps the bodies, and so the figures, identical from run to run and runtime to runtime.
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0
   return () => {
     a = (a + 0x6d2b79f5) >>> 0

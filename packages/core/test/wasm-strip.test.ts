@@ -3,7 +3,7 @@
  * alignment, random bodies, and call sequences meant to leak a previous call's bytes.
  */
 import { describe, expect, it, vi } from 'vitest'
-import { makePayload } from '../../../bench/payload.ts'
+import { makePayload, random } from '../../../bench/payload.ts'
 import { compileStripWat } from '../../../scripts/build-wasm.ts'
 import { stripJavaWhitespace } from '../src/canonical.ts'
 import { backend } from '../src/crypto/node.ts'
@@ -16,16 +16,6 @@ const reference = (body: Uint8Array) => body.filter((b) => !WHITESPACE.includes(
 const KEPT = Array.from({ length: 256 }, (_, b) => b).filter((b) => !WHITESPACE.includes(b))
 
 // Deterministic, so a failure reproduces.
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const next = random(20260101)
 const pick = (list: readonly number[]) => list[Math.floor(next() * list.length)] as number
 
