@@ -52,8 +52,8 @@ function streamedHmac(key: NodeHmacKey, data: Uint8Array): string {
 }
 
 /**
- * A digest as bytes. Node hands digests out cheapest as latin1 ('binary') strings: a Buffer digest allocates
- * a fresh off-heap store, which costs a tenth of a 1 KiB HMAC.
+ * A digest as bytes. Node hands digests out cheapest as latin1 ('binary') strings: a Buffer
+ * digest allocates a fresh off-heap store, which costs a tenth of a 1 KiB HMAC.
  */
 function bytesOf(digest: string): Uint8Array {
   const out = new Uint8Array(digest.length)
