@@ -358,9 +358,17 @@ const basicCredentials: Section = {
       expect: refused(401, 'invalid_credentials', BASIC_CHALLENGE),
     },
     {
-      name: 'answers 401 invalid_credentials for the username in another Unicode normalisation form (NFD)',
+      // RFC 7617 §2.1: with charset="UTF-8" announced, both sides are compared in NFC.
+      name: 'accepts the credentials sent in another Unicode normalisation form (NFD)',
       options: basicOptions,
-      send: (wire) => wire.send(post(EVENT, { authorization: basicHeader(`${BASIC.username.normalize('NFD')}:${BASIC.password}`) })),
+      send: (wire) =>
+        wire.send(post(EVENT, { authorization: basicHeader(`${BASIC.username.normalize('NFD')}:${BASIC.password.normalize('NFD')}`) })),
+      expect: delivered(EVENT),
+    },
+    {
+      name: 'answers 401 invalid_credentials for a username that only looks alike (a Cyrillic letter)',
+      options: basicOptions,
+      send: (wire) => wire.send(post(EVENT, { authorization: basicHeader(`${BASIC.username.replace('o', '\u043e')}:${BASIC.password}`) })),
       expect: refused(401, 'invalid_credentials', BASIC_CHALLENGE),
     },
     {

@@ -2,10 +2,9 @@ import { basicChallenge, parseBasicAuthorization } from './basic.ts'
 import { decodeUtf8 } from './bytes.ts'
 import { SecretDigest } from './credentials.ts'
 import { WebhookError } from './errors.ts'
-import { checkSecrets, DEFAULT_REALM, DEFAULT_TOKEN_TTL, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
+import { checkSecrets, DEFAULT_REALM, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
 import { isFormUrlEncoded, type WebhookRequest } from './request.ts'
-import { verifySignature } from './signature.ts'
-import { checkToken } from './token.ts'
+import { type VerifySignatureOptions, verifySignature } from './signature.ts'
 import { TokenKeys } from './token-keys.ts'
 
 /** Reads the raw body once, within the size limit; later calls return the same bytes. */
@@ -25,7 +24,7 @@ export function createAuthenticator(settings: Settings): Authenticator {
   const { auth } = settings
   switch (auth.mode) {
     case 'secret':
-      return secretAuthenticator(auth.secret, settings.signatureHeader)
+      return secretAuthenticator(auth.secret, settings.signatureHeader, { unicodeWhitespace: auth.unicodeWhitespace === true })
     case 'basic':
       return basicAuthenticator(auth)
     case 'oauth2':
@@ -39,7 +38,11 @@ async function resolve<T>(value: Resolvable<T>, req: WebhookRequest): Promise<T>
   return typeof value === 'function' ? (value as (req: WebhookRequest) => T | Promise<T>)(req) : value
 }
 
-function secretAuthenticator(secret: Resolvable<string | readonly string[]>, signatureHeader: string): Authenticator {
+function secretAuthenticator(
+  secret: Resolvable<string | readonly string[]>,
+  signatureHeader: string,
+  candidates: VerifySignatureOptions,
+): Authenticator {
   // Checked once when fixed; a resolver's answer is checked each time.
   const fixed = typeof secret === 'function' ? undefined : checkSecrets(secret)
   return async (req, readBody) => {
@@ -48,7 +51,7 @@ function secretAuthenticator(secret: Resolvable<string | readonly string[]>, sig
       throw new WebhookError('missing_signature', `The ${signatureHeader} header is missing.`)
     }
     const secrets = fixed ?? checkSecrets(await resolve(secret, req))
-    if (!(await verifySignature(await readBody(), header, secrets))) {
+    if (!(await verifySignature(await readBody(), header, secrets, candidates))) {
       throw new WebhookError('invalid_signature', `The ${signatureHeader} header does not match the body.`)
     }
     return undefined
@@ -64,8 +67,10 @@ function basicAuthenticator(auth: BasicAuth): Authenticator {
     const { verify } = auth
     check = async (username, password, req) => (await verify(username, password, req)) === true
   } else {
-    const username = new SecretDigest(auth.username)
-    const password = new SecretDigest(auth.password)
+    // RFC 7617 §2.1: with charset="UTF-8" both sides are compared in Normalization Form C, so a
+    // password typed as "e" plus a combining accent matches the precomposed "é" a client sends.
+    const username = new SecretDigest(auth.username.normalize('NFC'))
+    const password = new SecretDigest(auth.password.normalize('NFC'))
     // Both halves are always compared, so a right username is not answered faster.
     check = async (user, pass) => {
       const [userOk, passOk] = await Promise.all([username.matches(user), password.matches(pass)])
@@ -77,7 +82,7 @@ function basicAuthenticator(auth: BasicAuth): Authenticator {
     if (credentials === 'missing') {
       throw new WebhookError('missing_credentials', 'Basic credentials are required.', { headers })
     }
-    if (credentials === 'malformed' || !(await check(credentials.username, credentials.password, req))) {
+    if (credentials === 'malformed' || !(await check(credentials.username.normalize('NFC'), credentials.password.normalize('NFC'), req))) {
       throw new WebhookError('invalid_credentials', 'The Basic credentials are not valid.', { headers })
     }
     return undefined
@@ -89,7 +94,7 @@ type OAuth2Auth = Extract<WebhookAuth, { mode: 'oauth2' }>
 const BEARER = /^bearer[ ]+(\S+)\s*$/i
 
 function oauth2Authenticator(auth: OAuth2Auth, clock: () => number): Authenticator {
-  const keys = new TokenKeys(auth.tokenKeys ?? [auth.secret], auth.tokenTtl ?? DEFAULT_TOKEN_TTL)
+  const keys = new TokenKeys(auth)
   return async (req, readBody) => {
     let token = req.url.searchParams.get('access_token') ?? req.header('authorization')?.match(BEARER)?.[1] ?? null
     let authenticated: Authenticated
@@ -102,7 +107,7 @@ function oauth2Authenticator(auth: OAuth2Auth, clock: () => number): Authenticat
     if (token === null || token === '') {
       throw new WebhookError('missing_token', 'An access token is required.', { headers: { 'www-authenticate': 'Bearer' } })
     }
-    const verdict = await checkToken(token, await keys.all(), auth.appId, clock())
+    const verdict = await keys.check(token, clock())
     if (verdict !== 'valid') {
       const message = verdict === 'expired' ? 'The access token has expired.' : 'The access token is not valid.'
       throw new WebhookError('invalid_token', message, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } })
@@ -119,12 +124,21 @@ export function parseForm(body: Uint8Array): URLSearchParams {
   }
 }
 
-/** A form's fields as an object; a repeated field becomes an array. */
+/**
+ * A form's fields as an object; a repeated field becomes an array. Each field is defined as an own
+ * property, as `JSON.parse` does, so a field named `__proto__` is data, not the object's prototype
+ * (an assignment would hand the handler an object whose `hasOwnProperty` is an array's).
+ */
 function formPayload(form: URLSearchParams): Record<string, string | string[]> {
   const payload: Record<string, string | string[]> = {}
   for (const key of new Set(form.keys())) {
     const values = form.getAll(key)
-    payload[key] = values.length === 1 ? (values[0] as string) : values
+    Object.defineProperty(payload, key, {
+      value: values.length === 1 ? (values[0] as string) : values,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
   }
   return payload
 }

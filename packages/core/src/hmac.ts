@@ -47,6 +47,10 @@ export function stripForHashing(body: Uint8Array): Uint8Array {
   return backend.stripForHashing(body)
 }
 
+export function pbkdf2Sha256(password: Uint8Array, salt: Uint8Array, iterations: number): Promise<Uint8Array> {
+  return backend.pbkdf2Sha256(password, salt, iterations)
+}
+
 export function importKey(secret: Uint8Array): Promise<HmacKey> {
   return backend.importHmacKey(secret)
 }

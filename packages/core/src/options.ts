@@ -9,6 +9,12 @@ export type WebhookAuth =
       mode: 'secret'
       /** The signing secret; several while rotating (each is tried in turn). */
       secret: Resolvable<string | readonly string[]>
+      /**
+       * Also accept a signature over the body with every Unicode whitespace removed, for a sender
+       * that strips with JavaScript's or Python's `\s`. Default `false`: the service never signs
+       * that form, and it lets a captured delivery be edited with invisible characters.
+       */
+      unicodeWhitespace?: boolean
     }
   | { mode: 'basic'; username: string; password: string; realm?: string }
   | {
@@ -59,6 +65,15 @@ function fail(message: string): never {
   throw new TypeError(`@hookguard/core: ${message}`)
 }
 
+/** RFC 7617 §2: user-ids and passwords hold no control characters (CTLs, RFC 5234: 0x00–0x1F, 0x7F). */
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x20 || code === 0x7f) return true
+  }
+  return false
+}
+
 const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.length > 0
 
 function checkPositiveInteger(value: unknown, name: string): number {
@@ -81,16 +96,20 @@ function checkAuth(auth: unknown): WebhookAuth {
   switch (a.mode) {
     case 'secret':
       if (typeof a.secret !== 'function') checkSecrets(a.secret)
+      if (a.unicodeWhitespace !== undefined && typeof a.unicodeWhitespace !== 'boolean') fail('auth.unicodeWhitespace must be a boolean')
       break
     case 'basic':
       if (a.realm !== undefined && typeof a.realm !== 'string') fail('auth.realm must be a string')
       if (typeof a.verify === 'function') {
         if (a.username !== undefined || a.password !== undefined) fail('auth takes either username and password or verify, not both')
       } else {
-        if (!isNonEmptyString(a.username) || a.username.includes(':')) {
-          fail('auth.username must be a non-empty string without a colon (RFC 7617), or pass auth.verify')
+        // An empty password would let `Basic base64("user:")` in: an unset variable must not open the door.
+        if (!isNonEmptyString(a.username) || a.username.includes(':') || hasControlCharacter(a.username)) {
+          fail('auth.username must be a non-empty string without a colon or control characters (RFC 7617), or pass auth.verify')
         }
-        if (typeof a.password !== 'string') fail('auth.password must be a string')
+        if (!isNonEmptyString(a.password) || hasControlCharacter(a.password)) {
+          fail('auth.password must be a non-empty string without control characters (RFC 7617)')
+        }
       }
       break
     case 'oauth2':

@@ -1,12 +1,12 @@
 import { createAuthenticator } from './authenticate.ts'
-import { readLimited } from './body.ts'
+import { declaredBodyLength, readLimited } from './body.ts'
 import { utf8 } from './bytes.ts'
 import { payloadTooLarge, WebhookError } from './errors.ts'
 import { parseJson } from './json.ts'
 import { checkOptions, type Settings, type WebhookMode, type WebhookOptions } from './options.ts'
 import { type BodySource, type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
 import { errorResponse, type WebhookResponse } from './response.ts'
-import { createTokenIssuer } from './token-endpoint.ts'
+import { createTokenIssuer, tokenErrorResponse } from './token-endpoint.ts'
 
 /** A verified delivery, as the handler after the middleware sees it. */
 export interface WebhookDelivery<Payload = unknown> {
@@ -77,21 +77,23 @@ export function createReceiver(options: WebhookOptions, role: ReceiverRole = 'we
         }
         return { ok: true, delivery: { mode: auth.mode, payload, rawBody } }
       } catch (error) {
-        if (error instanceof WebhookError) return { ok: false, error, response: errorResponse(error) }
-        throw error
+        if (!(error instanceof WebhookError)) throw error
+        const refusal = await afterRefusal(error, readBody)
+        return { ok: false, error: refusal, response: errorResponse(refusal) }
       }
     },
 
     async token(incoming) {
       if (issue === undefined) {
-        return errorResponse(new WebhookError('method_not_allowed', 'This address issues no tokens.'))
+        return tokenErrorResponse(new WebhookError('method_not_allowed', 'This address issues no tokens.'))
       }
       const req = toWebhookRequest(incoming)
+      const readBody = bodyReader(incoming, req, settings)
       try {
-        return await issue(req, bodyReader(incoming, req, settings))
+        return await issue(req, readBody)
       } catch (error) {
-        if (error instanceof WebhookError) return errorResponse(error)
-        throw error
+        if (!(error instanceof WebhookError)) throw error
+        return tokenErrorResponse(await afterRefusal(error, readBody))
       }
     },
   }
@@ -115,8 +117,11 @@ function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySiz
     if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') {
       throw new WebhookError('unsupported_encoding', 'Compressed bodies are not accepted; send the body uncompressed.')
     }
-    const declared = Number(req.header('content-length'))
-    if (declared > maxBodySize) throw payloadTooLarge(maxBodySize)
+    const declared = declaredBodyLength(incoming.headers)
+    if (declared === 'invalid') {
+      throw new WebhookError('invalid_body', 'Content-Length must be one non-negative integer, and not sent with Transfer-Encoding.')
+    }
+    if (declared !== undefined && declared > maxBodySize) throw payloadTooLarge(maxBodySize)
     let bytes: Uint8Array
     try {
       const source = readSource(incoming.body, maxBodySize)
@@ -128,6 +133,23 @@ function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySiz
     if (bytes.byteLength > maxBodySize) throw payloadTooLarge(maxBodySize)
     return bytes
   }
+}
+
+/**
+ * A refusal leaves the connection usable only if the body was read to its end: HTTP/1.1 clients
+ * reuse connections, and unread bytes would be taken for the start of the next request (Express and
+ * Koa leave the stream paused, so the next delivery stalls). So a body not yet read is drained,
+ * within the same limit as a delivery, and where that cannot be done (too large, compressed, cut
+ * short, a length that cannot be trusted) the answer says `Connection: close`, which Node and the
+ * adapters' servers honour by closing once it is sent.
+ */
+async function afterRefusal(error: WebhookError, readBody: () => Promise<Uint8Array>): Promise<WebhookError> {
+  const drained = await readBody().then(
+    () => true,
+    () => false,
+  )
+  if (drained) return error
+  return new WebhookError(error.code, error.message, { headers: { ...error.headers, connection: 'close' }, cause: error.cause })
 }
 
 function readSource(body: BodySource, limit: number): Promise<Uint8Array> | Uint8Array {

@@ -1,8 +1,9 @@
 import { fromHex, toBytes, toHex } from './bytes.ts'
-import { escapeLikeGson, likelyCanonical, stripJavaWhitespace, stripUnicodeWhitespace } from './canonical.ts'
+import { gsonCandidate, stripUnicodeWhitespace } from './canonical.ts'
 import { timingSafeEqual } from './constant-time.ts'
 import type { HmacKey } from './crypto/types.ts'
 import { hmacSha256, keyFor, stripForHashing } from './hmac.ts'
+import { stripJavaWhitespace } from './strip.ts'
 
 /** The header the service puts its signature in. */
 export const DEFAULT_SIGNATURE_HEADER = 'X-Service-Hmac-Signature'
@@ -22,18 +23,34 @@ export async function sign(body: string | Uint8Array, secret: string): Promise<s
   return toHex(digest)
 }
 
+export interface VerifySignatureOptions {
+  /**
+   * Also accept a signature over the body with every Unicode whitespace removed (what JavaScript's
+   * or Python's `\s` removes: U+00A0, U+3000, U+FEFF, U+2028…), for a sender that strips that
+   * way. Default `false`: the service's Java code never signs that form, and accepting it lets
+   * anyone holding one signed delivery insert invisible characters into its strings.
+   */
+  unicodeWhitespace?: boolean
+}
+
 /**
  * Whether `header` holds a signature of `body` by any of `secrets`.
  *
- * The body is the raw bytes received. The service's own canonical form is tried first; only if it
- * fails, and only when they would differ from it, two compatibility forms follow: every Unicode
- * whitespace removed, and Gson's HTML escapes applied. The header may hold several
- * comma-separated hex values of either case. Resolves `false` for any mismatch or malformed header.
+ * The body is the raw bytes received. The service's own canonical form (Java's whitespace removed)
+ * is tried first; only if it fails, and only where they would differ from it, the compatibility
+ * forms follow: every Unicode whitespace removed (only with `unicodeWhitespace: true`), then Gson's
+ * HTML escapes applied. A signature over the body with its whitespace is never accepted. The
+ * header may hold several comma-separated hex values of either case. Resolves `false` for any
+ * mismatch or malformed header.
+ *
+ * @example
+ * const ok = await verifySignature(rawBody, req.headers['x-service-hmac-signature'], process.env.WEBHOOK_SECRET ?? '')
  */
 export async function verifySignature(
   body: string | Uint8Array,
   header: string | null | undefined,
   secrets: string | readonly string[],
+  { unicodeWhitespace = false }: VerifySignatureOptions = {},
 ): Promise<boolean> {
   const list = typeof secrets === 'string' ? [secrets] : secrets
   if (list.length === 0) throw new TypeError('@hookguard/core: verifySignature needs at least one secret')
@@ -48,18 +65,16 @@ export async function verifySignature(
     const key = keyFor(secret)
     keys.push(key instanceof Promise ? await key : key)
   }
-  // The likely case first and without a generator, a promise or an array in its way: at 1 KiB
-  // these cost a third of the HMAC.
-  const asReceived = likelyCanonical(raw)
-  if (asReceived) {
-    const matched = signedBy(raw, keys, expected)
-    if (matched === true || (matched !== false && (await matched))) return true
+  // The service's own form. Exact: the body is hashed as received only when it holds none of
+  // Java's six whitespace bytes. The stripped text may be a scratch buffer, hashed at once.
+  const canonical = signedBy(stripForHashing(raw), keys, expected)
+  if (canonical === true || (canonical !== false && (await canonical))) return true
+  if (unicodeWhitespace) {
+    const text = stripUnicodeWhitespace(raw)
+    if (text !== undefined && (await signedBy(text, keys, expected))) return true
   }
-  for (const text of fallbacks(raw, asReceived)) {
-    const matched = signedBy(text, keys, expected)
-    if (matched === true || (matched !== false && (await matched))) return true
-  }
-  return false
+  const escaped = gsonCandidate(raw)
+  return escaped !== undefined && (await signedBy(escaped, keys, expected))
 }
 
 /** Whether `text` was signed by any of `keys`; synchronous where the platform hashes synchronously. */
@@ -86,21 +101,6 @@ async function signedByAsync(
 function matchesAny(digest: Uint8Array, expected: readonly Uint8Array[]): boolean {
   for (const candidate of expected) if (timingSafeEqual(digest, candidate)) return true
   return false
-}
-
-/**
- * The other texts a signature may have been made over, each made only when the ones before it
- * failed: the service's own form if the body was not taken as it came (or was, wrongly), then,
- * only where they change something, every Unicode whitespace removed and Gson's escapes.
- */
-function* fallbacks(raw: Uint8Array, triedAsReceived: boolean): Generator<Uint8Array> {
-  // Each text is hashed before the next is made: the platform's stripper may reuse its buffer.
-  const canonical = stripForHashing(raw)
-  if (!triedAsReceived || canonical !== raw) yield canonical
-  const unicode = stripUnicodeWhitespace(raw)
-  if (unicode !== undefined) yield unicode
-  const escaped = escapeLikeGson(raw)
-  if (escaped !== undefined) yield stripForHashing(escaped)
 }
 
 /** The 32-byte digests a header holds; values that are not 64 hex digits are dropped. */

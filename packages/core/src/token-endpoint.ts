@@ -1,42 +1,77 @@
 import { parseForm, type ReadBody } from './authenticate.ts'
+import { basicChallenge, parseBasicAuthorization } from './basic.ts'
 import { SecretDigest } from './credentials.ts'
 import { WebhookError } from './errors.ts'
-import { DEFAULT_TOKEN_TTL, type Settings, type WebhookAuth } from './options.ts'
+import type { Settings, WebhookAuth } from './options.ts'
 import { isFormUrlEncoded, type WebhookRequest } from './request.ts'
 import { jsonResponse, type WebhookResponse } from './response.ts'
 import { TokenKeys } from './token-keys.ts'
 
-export type TokenIssuer = (req: WebhookRequest, readBody: ReadBody) => Promise<WebhookResponse>
+/**
+ * The realm of the token address's Basic challenge. Its own protection space: the app id and
+ * secret are not the credentials of the Basic mode's `webhook` realm, and a client must not be
+ * led to offer one for the other.
+ */
+export const TOKEN_REALM = 'token'
 
 /**
- * The token acquisition address: the service calls
- * `GET {token_url}?appid=…&secret=…&grant_type=client_credentials` before each delivery
- * (a form-urlencoded POST with the same fields is accepted too). Error codes follow RFC 6749 §5.2.
+ * The ways a client may present its credentials in fields: the service's own, and
+ * `client_secret_post` (RFC 6749 §2.3.1). HTTP Basic (`client_secret_basic`) is the third.
+ */
+const FIELD_METHODS = [
+  { id: 'appid', secret: 'secret' },
+  { id: 'client_id', secret: 'client_secret' },
+] as const
+
+/** Parameters named in a refusal; any other name is the client's own text and is not echoed. */
+const KNOWN_PARAMETERS = new Set(['grant_type', 'scope', ...FIELD_METHODS.flatMap((m) => [m.id, m.secret])])
+
+const INVALID_CLIENT_HEADERS = { 'www-authenticate': basicChallenge(TOKEN_REALM) }
+
+export type TokenIssuer = (req: WebhookRequest, readBody: ReadBody) => Promise<WebhookResponse>
+
+interface ClientCredentials {
+  id: string
+  secret: string
+}
+
+/**
+ * The token acquisition address. It speaks the service's dialect,
+ * `GET {token_url}?appid=…&secret=…&grant_type=client_credentials` (or the same fields in a
+ * form-urlencoded POST), and standard OAuth 2.0 client authentication (RFC 6749 §2.3.1):
+ * `client_secret_basic` and `client_secret_post`, so that OAuth client libraries work unchanged.
+ *
+ * Refusals are thrown as `WebhookError`s with the codes of RFC 6749 §5.2; the receiver answers
+ * them with {@link tokenErrorResponse}. The answer never holds the secret, the client id that
+ * was presented, a token or a query string.
  */
 export function createTokenIssuer(auth: Extract<WebhookAuth, { mode: 'oauth2' }>, settings: Settings): TokenIssuer {
-  const keys = new TokenKeys(auth.tokenKeys ?? [auth.secret], auth.tokenTtl ?? DEFAULT_TOKEN_TTL)
+  const keys = new TokenKeys(auth)
   const appId = new SecretDigest(auth.appId)
   const secret = new SecretDigest(auth.secret)
 
-  return async (req, readBody) => {
+  return async function issueToken(req, readBody) {
     const params = await readParams(req, readBody)
-    const grantType = params.get('grant_type')
-    const presentedId = params.get('appid')
-    const presentedSecret = params.get('secret')
-    if (!grantType || !presentedId || !presentedSecret) {
-      throw new WebhookError('invalid_request', 'appid, secret and grant_type are required.')
-    }
-    if (grantType !== 'client_credentials') {
-      throw new WebhookError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.')
-    }
+    rejectRepeatedParameters(params)
+    checkGrantType(params.get('grant_type'))
+    const presented = presentedCredentials(req.header('authorization'), params)
     // Both are compared whatever the first says, so a right app id is not answered faster.
-    const [idOk, secretOk] = await Promise.all([appId.matches(presentedId), secret.matches(presentedSecret)])
-    if (!idOk || !secretOk) throw new WebhookError('invalid_client', 'The app id or secret is not valid.')
+    const [idOk, secretOk] = await Promise.all([appId.matches(presented.id), secret.matches(presented.secret)])
+    if (!idOk || !secretOk) throw invalidClient('The client id or secret is not valid.')
 
-    const accessToken = await keys.issue(auth.appId, settings.clock())
+    const accessToken = await keys.issue(settings.clock())
     // RFC 6749 §5.1: token answers must not be cached.
     return jsonResponse(200, { access_token: accessToken, expires_in: keys.ttl, token_type: 'Bearer' }, { pragma: 'no-cache' })
   }
+}
+
+/**
+ * The token address's error answer. RFC 6749 §5.2 names the human-readable text
+ * `error_description`, which OAuth client libraries show; `message` is kept beside it, the same
+ * text, so every hookguard answer can be read the same way.
+ */
+export function tokenErrorResponse(error: WebhookError): WebhookResponse {
+  return jsonResponse(error.status, { error: error.code, error_description: error.message, message: error.message }, error.headers)
 }
 
 async function readParams(req: WebhookRequest, readBody: ReadBody): Promise<URLSearchParams> {
@@ -48,4 +83,85 @@ async function readParams(req: WebhookRequest, readBody: ReadBody): Promise<URLS
     return parseForm(await readBody())
   }
   throw new WebhookError('method_not_allowed', 'Use GET or POST.', { headers: { allow: 'GET, POST' } })
+}
+
+/**
+ * RFC 6749 §3.1 and §3.2: a parameter must not be sent more than once. Which of two `appid`s or
+ * `grant_type`s counts would otherwise depend on the parser, and a proxy may read the other.
+ */
+function rejectRepeatedParameters(params: URLSearchParams): void {
+  const seen = new Set<string>()
+  for (const name of params.keys()) {
+    if (seen.has(name)) {
+      const which = KNOWN_PARAMETERS.has(name) ? `The parameter ${name}` : 'A parameter'
+      throw new WebhookError('invalid_request', `${which} is sent more than once.`)
+    }
+    seen.add(name)
+  }
+}
+
+/**
+ * The one set of client credentials the request carries. RFC 6749 §2.3: a client must not use
+ * more than one authentication method in a request, so an `Authorization: Basic` header beside
+ * credential fields, or the service's fields beside `client_id`/`client_secret`, is refused rather
+ * than one of them being chosen.
+ */
+function presentedCredentials(authorization: string | null, params: URLSearchParams): ClientCredentials {
+  const basic = parseBasicAuthorization(authorization)
+  // RFC 6749 §3.1: a parameter sent without a value is treated as omitted.
+  const fieldMethods = FIELD_METHODS.filter((method) => params.get(method.id) || params.get(method.secret))
+  if (fieldMethods.length + (basic === 'missing' ? 0 : 1) > 1) {
+    throw new WebhookError(
+      'invalid_request',
+      'Use one client authentication method: HTTP Basic, client_id and client_secret, or appid and secret.',
+    )
+  }
+  if (basic !== 'missing') {
+    const credentials = basic === 'malformed' ? undefined : decodeBasicCredentials(basic.username, basic.password)
+    // RFC 6749 §5.2: a client that tried the Authorization header and failed gets 401 and a challenge.
+    if (credentials === undefined) throw invalidClient('The Authorization header is not valid Basic credentials.')
+    return credentials
+  }
+  const [method] = fieldMethods
+  if (method === undefined) {
+    throw new WebhookError(
+      'invalid_request',
+      'Client credentials are required: appid and secret, client_id and client_secret, or HTTP Basic.',
+    )
+  }
+  const id = params.get(method.id)
+  const secret = params.get(method.secret)
+  if (!id || !secret) throw new WebhookError('invalid_request', `${method.id} and ${method.secret} are both required.`)
+  return { id, secret }
+}
+
+/**
+ * RFC 6749 §2.3.1: for `client_secret_basic` each half is form-urlencoded (Appendix B) before
+ * the two are joined and base64-encoded, so each is decoded here. Encoding lets an id or a secret
+ * hold a colon. `undefined` for a bad percent-escape or escaped bytes that are not UTF-8.
+ */
+function decodeBasicCredentials(username: string, password: string): ClientCredentials | undefined {
+  const id = formUrlDecode(username)
+  const secret = formUrlDecode(password)
+  return id === undefined || secret === undefined ? undefined : { id, secret }
+}
+
+function formUrlDecode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '))
+  } catch {
+    return undefined
+  }
+}
+
+function checkGrantType(grantType: string | null): void {
+  if (!grantType) throw new WebhookError('invalid_request', 'grant_type is required.')
+  if (grantType !== 'client_credentials') {
+    throw new WebhookError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.')
+  }
+}
+
+/** RFC 7235 §3.1: a 401 always carries a challenge, whichever way the client authenticated. */
+function invalidClient(message: string): WebhookError {
+  return new WebhookError('invalid_client', message, { headers: INVALID_CLIENT_HEADERS })
 }

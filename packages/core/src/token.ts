@@ -1,7 +1,7 @@
 import { decodeUtf8, fromBase64Url, toBase64Url, utf8 } from './bytes.ts'
 import { timingSafeEqual } from './constant-time.ts'
 import type { HmacKey } from './crypto/types.ts'
-import { hmacSha256, importKey, keyFor } from './hmac.ts'
+import { hmacSha256, importKey, pbkdf2Sha256 } from './hmac.ts'
 
 /**
  * Stateless OAuth 2.0 access tokens: `base64url(claims).base64url(HMAC-SHA256(claims))`.
@@ -9,10 +9,20 @@ import { hmacSha256, importKey, keyFor } from './hmac.ts'
  * Nothing is stored, so any instance configured with the same key material accepts a token that
  * another issued. The MAC key is derived from the configured secret rather than being the secret
  * itself, so a token never doubles as an oracle for the webhook signing secret.
+ *
+ * Tokens travel in query strings and end up in access logs, and a token with its MAC is enough to
+ * test guesses of the secret offline. So the derivation is deliberately slow: PBKDF2-HMAC-SHA256,
+ * salted with the app id so that no guess serves two apps, run once per key and then cached.
  */
 
-const KEY_LABEL = utf8('hookguard oauth2 access-token key v1')
-const VERSION = 1
+const KEY_LABEL = 'hookguard oauth2 access-token key v2'
+/**
+ * As many as every runtime allows: Cloudflare Workers' Web Crypto refuses more than 100 000
+ * PBKDF2 iterations, and a token issued on one runtime must verify on all of them. About 0.1 s
+ * once per key on Node, where a guess used to cost two HMACs.
+ */
+export const TOKEN_KEY_ITERATIONS = 100_000
+const VERSION = 2
 /** Far above any token we issue; refuses absurd inputs before any work. */
 const MAX_TOKEN_LENGTH = 1024
 
@@ -25,10 +35,25 @@ interface Claims {
 
 export type TokenCheck = 'valid' | 'invalid' | 'expired'
 
+/**
+ * Derived keys by app and key material, shared by every receiver in the process (a token address
+ * and a message address configured alike derive once). Bounded: per-tenant setups may bring many.
+ */
+const derived = new Map<string, Promise<HmacKey>>()
+const MAX_DERIVED_KEYS = 256
+
 /** Derives the token MAC key from key material (the app secret or a `tokenKeys` entry). */
-export async function deriveTokenKey(material: string): Promise<HmacKey> {
-  const raw = await hmacSha256(await keyFor(material), KEY_LABEL)
-  return importKey(raw)
+export function deriveTokenKey(material: string, appId: string): Promise<HmacKey> {
+  const id = `${appId}\u0000${material}`
+  const cached = derived.get(id)
+  if (cached !== undefined) return cached
+  if (derived.size >= MAX_DERIVED_KEYS) derived.delete(derived.keys().next().value as string)
+  const salt = utf8(`${KEY_LABEL}\u0000${appId}`)
+  const deriving = pbkdf2Sha256(utf8(material), salt, TOKEN_KEY_ITERATIONS).then(importKey)
+  // A failed derivation is not kept, so the next request tries again.
+  deriving.catch(() => derived.delete(id))
+  derived.set(id, deriving)
+  return deriving
 }
 
 /** Issues a token for `appId`, valid `ttlSeconds` from `nowMs`, signed with `key`. */

@@ -1,7 +1,8 @@
 import { escapeLikeGson, stripJavaWhitespace, stripUnicodeWhitespace } from '@hookguard/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { likelyCanonical } from '../src/canonical.ts'
+import { gsonCandidate } from '../src/canonical.ts'
+import { indexOfJavaWhitespace } from '../src/strip.ts'
 
 const encode = (text: string) => new TextEncoder().encode(text)
 const decode = (bytes: Uint8Array) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes)
@@ -116,40 +117,56 @@ describe('escapeLikeGson', () => {
   })
 })
 
-describe('likelyCanonical', () => {
-  const large = (middle: string) => encode(`{"a":"${'x'.repeat(3000)}${middle}${'y'.repeat(3000)}"}`)
-
-  it('is exact for bodies up to 2 KiB', () => {
-    expect(likelyCanonical(encode('{"a":1}'))).toBe(true)
-    expect(likelyCanonical(encode('{"a": 1}'))).toBe(false)
-    expect(likelyCanonical(encode(`{"a":"${'x'.repeat(1000)} ${'y'.repeat(1000)}"}`))).toBe(false)
-  })
-
-  it('sees a pretty-printed body from its first bytes', () => {
-    expect(likelyCanonical(encode(JSON.stringify({ a: 'x'.repeat(600) }, null, 2)))).toBe(false)
-  })
-
-  it('sees a trailing newline', () => {
-    expect(likelyCanonical(encode(`{"a":"${'x'.repeat(600)}"}\n`))).toBe(false)
-  })
-
-  it('takes a large body without whitespace as canonical', () => {
-    expect(likelyCanonical(large(''))).toBe(true)
-    expect(likelyCanonical(encode(JSON.stringify({ items: Array.from({ length: 4000 }, (_, i) => ({ id: i, name: `n-${i}` })) })))).toBe(
-      true,
-    )
-  })
-
-  it('sees spaces in the values of a large compact body, wherever the sample falls', () => {
-    const names = ['Rua Augusta', 'No. 12 Baker Street', 'São Paulo', 'prefers contact by SMS after 6 pm']
-    for (const count of [40, 400, 4000]) {
-      const records = Array.from({ length: count }, (_, i) => ({ id: `cus_${i}`, city: names[i % names.length], points: i * 7 }))
-      const body = encode(JSON.stringify({ event: 'customer.updated', records }))
-      expect(likelyCanonical(body)).toBe(false)
+describe('indexOfJavaWhitespace', () => {
+  it('finds a lone whitespace byte anywhere in a large body, at every alignment', () => {
+    for (const ws of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]) {
+      for (const size of [1, 7, 64, 3000, 70_000]) {
+        for (const at of [0, 1, 2, 3, Math.floor(size / 2), size - 1]) {
+          if (at >= size) continue
+          for (const shift of [0, 1, 2, 3]) {
+            const buffer = new Uint8Array(size + shift).fill(0x78)
+            buffer[shift + at] = ws
+            expect(indexOfJavaWhitespace(buffer.subarray(shift))).toBe(at)
+          }
+        }
+      }
     }
   })
 
-  it('may miss a lone space in the middle: a guess, which verification corrects', () => {
-    expect(likelyCanonical(large(' '))).toBe(true)
+  it('finds none in a body of every other byte value, including the ones just above and below', () => {
+    const others = Array.from({ length: 256 }, (_, b) => b).filter((b) => ![0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d].includes(b))
+    expect(indexOfJavaWhitespace(Uint8Array.from({ length: 4096 }, (_, i) => others[i % others.length] as number))).toBe(-1)
+  })
+})
+
+describe('gsonCandidate', () => {
+  it("applies Gson's escapes and removes Java's whitespace in one pass", () => {
+    const body = encode(`{ "note": "a <b> tag & c='1' in a longer text" }`)
+    expect(decode(gsonCandidate(body) as Uint8Array)).toBe('{"note":"a\\u003cb\\u003etag\\u0026c\\u003d\\u00271\\u0027inalongertext"}')
+  })
+
+  it('is the escaped text with the whitespace stripped, for any text', () => {
+    fc.assert(
+      fc.property(tricky, (text) => {
+        const escaped = gsonCandidate(encode(text))
+        const expected = escapeLikeGson(encode(text))
+        if (expected === undefined || escaped === undefined) return
+        expect(decode(escaped)).toBe(javaReplaceAll(decode(expected)))
+      }),
+    )
+  })
+
+  it('makes nothing for a body with nothing to escape', () => {
+    expect(gsonCandidate(encode('{ "plain": "text" }'))).toBeUndefined()
+  })
+
+  it('makes nothing when more than a fifth of the body would be escaped, so the text stays within twice the body', () => {
+    expect(gsonCandidate(encode('<'.repeat(1000)))).toBeUndefined()
+    expect(gsonCandidate(encode(`"${'<'.repeat(200)}${'x'.repeat(798)}"`))).toBeDefined()
+    expect(gsonCandidate(encode(`"${'<'.repeat(201)}${'x'.repeat(797)}"`))).toBeUndefined()
+  })
+
+  it('counts U+2028 and U+2029 as escapes too', () => {
+    expect(decode(gsonCandidate(encode('"a\u2028b c"')) as Uint8Array)).toBe('"a\\u2028bc"')
   })
 })

@@ -31,6 +31,8 @@ async function refusal(options: WebhookOptions, incoming: IncomingRequest) {
 
 const secretMode: WebhookOptions = { auth: { mode: 'secret', secret: SECRET } }
 
+const toList = (headers: Record<string, string> | string[]) => (Array.isArray(headers) ? headers : Object.entries(headers).flat())
+
 describe('createReceiver', () => {
   describe("in mode 'secret'", () => {
     it('hands on the parsed payload and the exact bytes received', async () => {
@@ -79,12 +81,14 @@ describe('createReceiver', () => {
       ['empty', { 'x-service-hmac-signature': '' }],
       ['blank', { 'x-service-hmac-signature': '   ' }],
     ] as const) {
-      it(`answers 401 missing_signature when the header is ${label}, without reading the body`, async () => {
-        const body = vi.fn(async () => encode(BODY))
+      it(`answers 401 missing_signature when the header is ${label}, whatever the body holds`, async () => {
+        // A reader that fails: the verdict is reached without the body.
+        const body = vi.fn(async () => {
+          throw new Error('the client went away')
+        })
         const answer = await refusal(secretMode, request({ headers, body }))
         expect(answer.status).toBe(401)
         expect(answer.json.error).toBe('missing_signature')
-        expect(body).not.toHaveBeenCalled()
       })
     }
 
@@ -148,6 +152,93 @@ describe('createReceiver', () => {
       for (let i = 0; i < 3; i++) await receiver.verify(request({ headers }))
       expect(importKey).toHaveBeenCalledTimes(1)
       importKey.mockRestore()
+    })
+  })
+
+  describe('after a refusal, for the connection the request came on', () => {
+    const wrongPassword = { auth: { mode: 'basic', username: 'hook-user', password: 'right' } } as const
+    const basicHeader = { authorization: formatBasicAuthorization('hook-user', 'wrong') }
+
+    it('drains an unread body within maxBodySize, so the connection can carry the next delivery', async () => {
+      const body = vi.fn(async () => encode(BODY))
+      const answer = await refusal({ ...wrongPassword, maxBodySize: 1000 }, request({ headers: basicHeader, body }))
+      expect(answer.status).toBe(401)
+      expect(body).toHaveBeenCalledTimes(1)
+      expect(body).toHaveBeenCalledWith(1000)
+      expect(answer.headers.connection).toBeUndefined()
+    })
+
+    it('answers Connection: close when the unread body cannot be drained within the limit', async () => {
+      const body = vi.fn(async () => {
+        throw Object.assign(new Error('request entity too large'), { status: 413 })
+      })
+      const answer = await refusal(wrongPassword, request({ headers: basicHeader, body }))
+      expect([answer.status, answer.json.error]).toEqual([401, 'invalid_credentials'])
+      expect(answer.headers.connection).toBe('close')
+      expect(answer.headers['www-authenticate']).toMatch(/^Basic /)
+    })
+
+    it('answers Connection: close, without reading, when the declared length is over the limit', async () => {
+      const body = vi.fn(async () => encode(BODY))
+      const answer = await refusal({ ...secretMode, maxBodySize: 16 }, request({ headers: { 'content-length': '100' }, body }))
+      expect([answer.status, answer.json.error, answer.headers.connection]).toEqual([401, 'missing_signature', 'close'])
+      expect(body).not.toHaveBeenCalled()
+    })
+
+    it('keeps the connection when the body was read in full', async () => {
+      const answer = await refusal(secretMode, request({ headers: await signed(BODY, 'other') }))
+      expect([answer.status, answer.headers.connection]).toEqual([401, undefined])
+    })
+
+    it('carries Connection: close on the error too, for a framework that answers it', async () => {
+      const result = await createReceiver({ ...secretMode, maxBodySize: 16 }).verify(request({ headers: { 'content-length': '100' } }))
+      expect(result.ok).toBe(false)
+      if (!result.ok) expect(result.error.headers.connection).toBe('close')
+    })
+  })
+
+  describe('with a Content-Length that cannot be trusted', () => {
+    for (const [label, value] of [
+      ['two different values', '5, 6'],
+      ['a sign', '+5'],
+      ['an exponent', '1e3'],
+      ['a fraction', '5.0'],
+      ['nothing', ''],
+      ['hex', '0x10'],
+      ['a space inside', '1 0'],
+    ] as const) {
+      it(`answers 400 invalid_body for ${label} ('${value}'), without reading`, async () => {
+        const body = vi.fn(async () => encode(BODY))
+        const answer = await refusal(secretMode, request({ headers: { ...(await signed()), 'content-length': value }, body }))
+        expect([answer.status, answer.json.error, answer.headers.connection]).toEqual([400, 'invalid_body', 'close'])
+        expect(body).not.toHaveBeenCalled()
+      })
+    }
+
+    it('answers 400 invalid_body for Content-Length with Transfer-Encoding, without reading', async () => {
+      const body = vi.fn(async () => encode(BODY))
+      const headers = { ...(await signed()), 'content-length': String(BODY.length), 'transfer-encoding': 'chunked' }
+      const answer = await refusal(secretMode, request({ headers, body }))
+      expect([answer.status, answer.json.error]).toEqual([400, 'invalid_body'])
+      expect(body).not.toHaveBeenCalled()
+    })
+
+    it('answers 413 for a repeated length over the limit, sent as one line or two', async () => {
+      const small: WebhookOptions = { ...secretMode, maxBodySize: 16 }
+      for (const headers of [{ 'content-length': '100, 100' }, ['Content-Length', '100', 'content-length', '100']]) {
+        const body = vi.fn(async () => encode(BODY))
+        const answer = await refusal(
+          small,
+          request({ headers: [...toList(headers), 'x-service-hmac-signature', await sign(BODY, SECRET)], body }),
+        )
+        expect([answer.status, answer.json.error]).toEqual([413, 'payload_too_large'])
+        expect(body).not.toHaveBeenCalled()
+      }
+    })
+
+    it('accepts a repeated length when every value is the same and within the limit', async () => {
+      const headers = { ...(await signed()), 'content-length': `${encode(BODY).length}, ${encode(BODY).length}` }
+      expect((await createReceiver(secretMode).verify(request({ headers }))).ok).toBe(true)
     })
   })
 
@@ -250,10 +341,36 @@ describe('createReceiver', () => {
       expect(verify.mock.calls[0]?.[2]?.url.searchParams.get('x')).toBe('1')
     })
 
-    it('does not read the body of a request that fails authentication', async () => {
-      const body = vi.fn(async () => encode(BODY))
-      await refusal(basic, request({ headers: authorization('hook-user', 'wrong'), body }))
-      expect(body).not.toHaveBeenCalled()
+    describe('with a password typed in another Unicode normal form (RFC 7617 §2.1)', () => {
+      const decomposed = 'pa\u0308sswo\u0308rd' // "pässwörd" as a plus U+0308 COMBINING DIAERESIS
+      const composed = 'p\u00e4ssw\u00f6rd'
+
+      it('accepts the composed form a client sends for a password configured decomposed', async () => {
+        const receiver = createReceiver({ auth: { mode: 'basic', username: 'émile', password: decomposed } })
+        expect((await receiver.verify(request({ headers: authorization('émile', composed) }))).ok).toBe(true)
+      })
+
+      it('accepts a decomposed password sent for one configured composed', async () => {
+        const receiver = createReceiver({ auth: { mode: 'basic', username: 'e\u0301mile', password: composed } })
+        expect((await receiver.verify(request({ headers: authorization('émile', decomposed) }))).ok).toBe(true)
+      })
+
+      it('hands a custom verify function the normalised credentials', async () => {
+        const verify = vi.fn((_username: string, password: string) => password === composed)
+        const receiver = createReceiver({ auth: { mode: 'basic', verify } })
+        expect((await receiver.verify(request({ headers: authorization('émile', decomposed) }))).ok).toBe(true)
+      })
+
+      it('still refuses a different password', async () => {
+        const receiver = createReceiver({ auth: { mode: 'basic', username: 'émile', password: composed } })
+        expect((await receiver.verify(request({ headers: authorization('émile', 'passwort') }))).ok).toBe(false)
+      })
+    })
+
+    it('refuses a request that fails authentication whatever its body holds', async () => {
+      const body = vi.fn(async () => encode('not json at all'))
+      const answer = await refusal(basic, request({ headers: authorization('hook-user', 'wrong'), body }))
+      expect([answer.status, answer.json.error]).toEqual([401, 'invalid_credentials'])
     })
   })
 
@@ -341,6 +458,22 @@ describe('createReceiver', () => {
         expect(result.ok && result.delivery.payload).toEqual({ event: 'ping', tag: ['a', 'b'] })
       })
 
+      it('hands on a form field named __proto__ as an ordinary field, never as the prototype', async () => {
+        const token = await issue()
+        for (const body of [`__proto__=x&__proto__=y&access_token=${token}`, `__proto__=x&access_token=${token}&constructor=c`]) {
+          const result = await createReceiver(oauth()).verify(
+            request({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }),
+          )
+          if (!result.ok) throw new Error('expected a delivery')
+          const payload = result.delivery.payload as Record<string, unknown>
+          expect(Object.getPrototypeOf(payload)).toBe(Object.prototype)
+          expect(Object.hasOwn(payload, '__proto__')).toBe(true)
+          expect(Object.hasOwn(payload, '__proto__')).toBe(true)
+          expect(String(payload)).toBe('[object Object]')
+          expect(Object.keys(payload)).toContain('__proto__')
+        }
+      })
+
       it('answers 401 missing_token with a Bearer challenge when there is none', async () => {
         const answer = await refusal(oauth(), request())
         expect([answer.status, answer.json.error, answer.headers['www-authenticate']]).toEqual([401, 'missing_token', 'Bearer'])
@@ -420,6 +553,12 @@ describe('createReceiver', () => {
       ['an empty secret', { auth: { mode: 'secret', secret: '' } }],
       ['an empty secret list', { auth: { mode: 'secret', secret: [] } }],
       ['a Basic username with a colon', { auth: { mode: 'basic', username: 'a:b', password: 'p' } }],
+      ['an empty Basic password', { auth: { mode: 'basic', username: 'hook-user', password: '' } }],
+      ['no Basic password', { auth: { mode: 'basic', username: 'hook-user' } }],
+      ['a control character in the Basic password', { auth: { mode: 'basic', username: 'hook-user', password: 'pass\nword' } }],
+      ['a control character in the Basic username', { auth: { mode: 'basic', username: 'hook\u0000user', password: 'p' } }],
+      ['DEL in the Basic password', { auth: { mode: 'basic', username: 'hook-user', password: 'pass\u007f' } }],
+      ['a unicodeWhitespace that is not a boolean', { auth: { mode: 'secret', secret: 's', unicodeWhitespace: 'yes' } }],
       ['Basic credentials and a verify function', { auth: { mode: 'basic', username: 'a', password: 'p', verify: () => true } }],
       ['no OAuth app id', { auth: { mode: 'oauth2', appId: '', secret: 's' } }],
       ['a fractional tokenTtl', { auth: { mode: 'oauth2', appId: 'a', secret: 's', tokenTtl: 1.5 } }],

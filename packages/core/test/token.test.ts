@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { checkToken, deriveTokenKey, issueToken } from '../src/token.ts'
+import { checkToken, deriveTokenKey, issueToken, TOKEN_KEY_ITERATIONS } from '../src/token.ts'
 
 const NOW = Date.UTC(2026, 0, 1)
+/** Issued for app `wx-app-1042`, secret `oauth-secret-4f1d9a`, at NOW, for 7200 s. */
+const KNOWN_TOKEN =
+  'eyJ2IjoyLCJhcHAiOiJ3eC1hcHAtMTA0MiIsImlhdCI6MTc2NzIyNTYwMCwiZXhwIjoxNzY3MjMyODAwfQ.LZ9A9w1Phi7IOEcq3CHyufb16oEjSGfRVW2ilFR4OUM'
 
 describe('stateless access tokens', () => {
   it('are accepted until they expire, then answered as expired', async () => {
-    const key = await deriveTokenKey('app-secret')
+    const key = await deriveTokenKey('app-secret', 'app-1')
     const token = await issueToken(key, 'app-1', 7200, NOW)
     expect(await checkToken(token, [key], 'app-1', NOW)).toBe('valid')
     expect(await checkToken(token, [key], 'app-1', NOW + 7199_000)).toBe('valid')
@@ -13,29 +16,29 @@ describe('stateless access tokens', () => {
   })
 
   it('are accepted by any receiver that derives the same key, with nothing stored', async () => {
-    const token = await issueToken(await deriveTokenKey('shared'), 'app-1', 60, NOW)
-    expect(await checkToken(token, [await deriveTokenKey('shared')], 'app-1', NOW)).toBe('valid')
+    const token = await issueToken(await deriveTokenKey('shared', 'app-1'), 'app-1', 60, NOW)
+    expect(await checkToken(token, [await deriveTokenKey('shared', 'app-1')], 'app-1', NOW)).toBe('valid')
   })
 
   it('are refused for another app', async () => {
-    const key = await deriveTokenKey('app-secret')
+    const key = await deriveTokenKey('app-secret', 'app-1')
     expect(await checkToken(await issueToken(key, 'app-1', 60, NOW), [key], 'app-2', NOW)).toBe('invalid')
   })
 
   it('are refused when signed with another key', async () => {
-    const token = await issueToken(await deriveTokenKey('other'), 'app-1', 60, NOW)
-    expect(await checkToken(token, [await deriveTokenKey('app-secret')], 'app-1', NOW)).toBe('invalid')
+    const token = await issueToken(await deriveTokenKey('other', 'app-1'), 'app-1', 60, NOW)
+    expect(await checkToken(token, [await deriveTokenKey('app-secret', 'app-1')], 'app-1', NOW)).toBe('invalid')
   })
 
   it('are still accepted from a rotated-out key while it is listed', async () => {
-    const [current, previous] = await Promise.all([deriveTokenKey('k2'), deriveTokenKey('k1')])
+    const [current, previous] = await Promise.all([deriveTokenKey('k2', 'app-1'), deriveTokenKey('k1', 'app-1')])
     const token = await issueToken(previous, 'app-1', 60, NOW)
     expect(await checkToken(token, [current, previous], 'app-1', NOW)).toBe('valid')
     expect(await checkToken(token, [current], 'app-1', NOW)).toBe('invalid')
   })
 
   it('are refused after any change to the claims, even one that extends the expiry', async () => {
-    const key = await deriveTokenKey('app-secret')
+    const key = await deriveTokenKey('app-secret', 'app-1')
     const token = await issueToken(key, 'app-1', 60, NOW)
     const [body, mac] = token.split('.') as [string, string]
     const claims = JSON.parse(atob(body.replace(/-/g, '+').replace(/_/g, '/')))
@@ -54,12 +57,42 @@ describe('stateless access tokens', () => {
     ['absurdly long', `${'a'.repeat(5000)}.b`],
   ] as const) {
     it(`are refused when ${label}`, async () => {
-      expect(await checkToken(token, [await deriveTokenKey('s')], 'app-1', NOW)).toBe('invalid')
+      expect(await checkToken(token, [await deriveTokenKey('s', 'app-1')], 'app-1', NOW)).toBe('invalid')
     })
   }
 
+  it('are refused for another app configured with the same secret: the app id salts the key', async () => {
+    const token = await issueToken(await deriveTokenKey('shared', 'app-1'), 'app-2', 60, NOW)
+    expect(await checkToken(token, [await deriveTokenKey('shared', 'app-2')], 'app-2', NOW)).toBe('invalid')
+  })
+
+  it('sign with PBKDF2-HMAC-SHA256 of the secret, 100 000 rounds, salted with the label and app id', async () => {
+    // An independent derivation by Web Crypto: pins the label, the salt, the rounds and the MAC.
+    const encode = (text: string) => new TextEncoder().encode(text)
+    const material = await crypto.subtle.importKey('raw', encode('app-secret'), 'PBKDF2', false, ['deriveBits'])
+    const salt = encode('hookguard oauth2 access-token key v2\u0000app-1')
+    const bits = await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations: 100_000 }, material, 256)
+    const macKey = await crypto.subtle.importKey('raw', bits, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+    const token = await issueToken(await deriveTokenKey('app-secret', 'app-1'), 'app-1', 60, NOW)
+    const [body, mac] = token.split('.') as [string, string]
+    const expected = new Uint8Array(await crypto.subtle.sign('HMAC', macKey, encode(body)))
+    expect(mac).toBe(
+      btoa(String.fromCharCode(...expected))
+        .replace(/=+$/, '')
+        .replace(/\+/g, '-')
+        .replace(/\//g, '_'),
+    )
+    expect(JSON.parse(atob(body))).toEqual({ v: 2, app: 'app-1', iat: NOW / 1000, exp: NOW / 1000 + 60 })
+    expect(TOKEN_KEY_ITERATIONS).toBe(100_000)
+  })
+
+  it('match a known answer, the same on every build', async () => {
+    const token = await issueToken(await deriveTokenKey('oauth-secret-4f1d9a', 'wx-app-1042'), 'wx-app-1042', 7200, NOW)
+    expect(token).toBe(KNOWN_TOKEN)
+  })
+
   it('do not derive their key as the secret itself', async () => {
-    const token = await issueToken(await deriveTokenKey('app-secret'), 'app-1', 60, NOW)
+    const token = await issueToken(await deriveTokenKey('app-secret', 'app-1'), 'app-1', 60, NOW)
     expect(token).not.toContain('app-secret')
   })
 })

@@ -5,10 +5,10 @@
 import { describe, expect, it, vi } from 'vitest'
 import { makePayload, random } from '../../../bench/payload.ts'
 import { compileStripWat } from '../../../scripts/build-wasm.ts'
-import { stripJavaWhitespace } from '../src/canonical.ts'
 import { backend } from '../src/crypto/node.ts'
 import { STRIP_WASM_BASE64 } from '../src/crypto/strip-wasm-bytes.ts'
 import { createWasmStrip, WASM_STRIP_MAX } from '../src/crypto/wasm-strip.ts'
+import { stripJavaWhitespace } from '../src/strip.ts'
 
 const WHITESPACE = [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]
 const reference = (body: Uint8Array) => body.filter((b) => !WHITESPACE.includes(b))

@@ -1,8 +1,8 @@
 import {
   createReceiver,
+  declaredBodyLength,
   type IncomingRequest,
   rawBodyUnavailable,
-  readHeader,
   readLimited,
   type WebhookDelivery,
   type WebhookOptions,
@@ -111,7 +111,7 @@ function toIncomingRequest(c: Context): IncomingRequest {
     method: req.method,
     url: req.url,
     headers,
-    body: (limit) => readBody(req, readHeader(headers, 'content-length') !== null, limit),
+    body: (limit) => readBody(req, declaredBodyLength(headers), limit),
   }
 }
 
@@ -130,7 +130,7 @@ function headersOf(c: Context): IncomingRequest['headers'] {
  * Reads the body through Hono's cache, so that the handler can still call `c.req.json()`: the
  * bytes a middleware before us cached are reused, and the bytes we read are cached for after.
  */
-async function readBody(req: HonoRequest, lengthDeclared: boolean, limit: number): Promise<Uint8Array> {
+async function readBody(req: HonoRequest, declared: ReturnType<typeof declaredBodyLength>, limit: number): Promise<Uint8Array> {
   const cache = req.bodyCache as BodyCache
   if (Object.keys(cache).length > 0) {
     const cached = await cachedBytes(cache)
@@ -139,11 +139,12 @@ async function readBody(req: HonoRequest, lengthDeclared: boolean, limit: number
     throw rawBodyUnavailable(HOW_TO_MOUNT)
   }
   if (req.raw.bodyUsed) throw rawBodyUnavailable(HOW_TO_MOUNT)
-  // A declared length bounds the body by the HTTP framing itself, and the core has refused any
-  // length over the limit before asking, so the whole-body read is safe. It is the fast one:
+  // A single, strictly parsed Content-Length without Transfer-Encoding bounds the body by the
+  // HTTP framing itself, so the whole-body read cannot pass the limit; checked here, not assumed
+  // from the caller, because this read has no limit of its own. It is the fast one:
   // @hono/node-server serves it straight from Node's stream, where touching `raw.body` first
   // builds a Web Request and stream (four times the CPU per delivery). Hono caches the bytes.
-  if (lengthDeclared) return new Uint8Array(await req.arrayBuffer())
+  if (typeof declared === 'number' && declared <= limit) return new Uint8Array(await req.arrayBuffer())
   const bytes = await readLimited(req.raw.body, limit)
   cache.arrayBuffer = Promise.resolve(ownBuffer(bytes))
   return bytes

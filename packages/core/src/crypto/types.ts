@@ -12,6 +12,8 @@ export interface CryptoBackend {
   /** Synchronous where the platform hashes synchronously, so a caller awaits only when it must. */
   hmacSha256(key: HmacKey, data: Uint8Array): Uint8Array | Promise<Uint8Array>
   sha256(data: Uint8Array): Promise<Uint8Array>
+  /** PBKDF2-HMAC-SHA256, 32 bytes: deliberately slow, off the event loop where the platform allows. */
+  pbkdf2Sha256(password: Uint8Array, salt: Uint8Array, iterations: number): Promise<Uint8Array>
   /**
    * Removes Java's `\s` bytes, as `stripJavaWhitespace` does, the fastest way the platform can.
    * Returns the body itself when nothing was removed; otherwise the result may be a scratch buffer

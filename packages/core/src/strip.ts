@@ -1,0 +1,95 @@
+/**
+ * The portable Java-`\s` stripper, over bytes: the Web build's, and the Node build's above the
+ * WebAssembly kernel's size (crypto/wasm-strip.ts). Word-at-a-time, because most words of a JSON
+ * body hold no byte <= 0x20 and can be copied whole; figures in docs/benchmarks.md.
+ */
+import { JAVA_WHITESPACE } from './canonical.ts'
+
+/** 0 for Java's six whitespace bytes, 1 for every byte that stays: the output position advances by it. */
+const KEEP = JAVA_WHITESPACE.map((b) => 1 - b)
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
+
+/**
+ * Whether any byte of a 32-bit word is <= 0x20, the range every whitespace byte is in. Exact:
+ * a borrow can only start at a byte that is itself below 0x21, and bytes >= 0x80 never flag.
+ */
+const hasLowByte = (word: number) => ((word - 0x21212121) & ~word & 0x80808080) !== 0
+
+/** The body's 4-byte-aligned middle as words, and where it starts and ends in the body. */
+function wordsOf(body: Uint8Array): { words: Uint32Array; start: number; end: number } {
+  const start = Math.min((4 - (body.byteOffset % 4)) % 4, body.length)
+  const count = (body.length - start) >>> 2
+  // A body shorter than its misalignment has no aligned middle, and no view can start there.
+  const words = count === 0 ? new Uint32Array(0) : new Uint32Array(body.buffer, body.byteOffset + start, count)
+  return { words, start, end: start + count * 4 }
+}
+
+/** Index of the first byte Java's `\s` matches, or -1; eight words a test where none is low. */
+export function indexOfJavaWhitespace(body: Uint8Array): number {
+  const { words, start } = wordsOf(body)
+  for (let i = 0; i < start; i++) if (JAVA_WHITESPACE[body[i] as number] === 1) return i
+  let w = 0
+  for (const last = words.length - 8; w <= last; w += 8) {
+    let low = 0
+    for (let k = w; k < w + 8; k++) {
+      const word = words[k] as number
+      low |= (word - 0x21212121) & ~word
+    }
+    if ((low & 0x80808080) !== 0) break
+  }
+  // From the first block that flagged (or the last words and bytes), byte by byte.
+  for (let i = start + w * 4; i < body.length; i++) if (JAVA_WHITESPACE[body[i] as number] === 1) return i
+  return -1
+}
+
+/**
+ * Removes exactly what Java's `\s` matches. A body without such bytes is returned as is, not
+ * copied; otherwise the result is the one copy made. Words without a byte <= 0x20 (most of a
+ * compact body) are copied whole.
+ */
+export function stripJavaWhitespace(body: Uint8Array): Uint8Array {
+  const first = indexOfJavaWhitespace(body)
+  if (first === -1) return body
+  // Four spare bytes: a whole word may be written where fewer than four remain.
+  const out = new Uint8Array(body.length + 4)
+  const view = new DataView(out.buffer)
+  out.set(body.subarray(0, first))
+  let n = first
+  const { words, start, end } = wordsOf(body)
+  let i = first
+  for (; i < body.length && (i < start || i >= end || (i - start) % 4 !== 0); i++) {
+    const b = body[i] as number
+    out[n] = b
+    n += KEEP[b] as number
+  }
+  for (let w = (i - start) >>> 2; i < end; w++, i += 4) {
+    const word = words[w] as number
+    if (!hasLowByte(word)) {
+      view.setUint32(n, word, LITTLE_ENDIAN)
+      n += 4
+      continue
+    }
+    // Four spaces: indentation, the bulk of a pretty-printed body's whitespace.
+    if (word === 0x20202020) continue
+    // Unrolled, each byte written where the next kept byte goes: no branch to mispredict.
+    const b0 = body[i] as number
+    const b1 = body[i + 1] as number
+    const b2 = body[i + 2] as number
+    const b3 = body[i + 3] as number
+    out[n] = b0
+    n += KEEP[b0] as number
+    out[n] = b1
+    n += KEEP[b1] as number
+    out[n] = b2
+    n += KEEP[b2] as number
+    out[n] = b3
+    n += KEEP[b3] as number
+  }
+  for (; i < body.length; i++) {
+    const b = body[i] as number
+    out[n] = b
+    n += KEEP[b] as number
+  }
+  return out.subarray(0, n)
+}
