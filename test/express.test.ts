@@ -19,6 +19,64 @@ describe.each([
   ['Express 4', express4],
   ['Express 5', express5],
 ])('%s', (_, express) => {
+  describe('rawBody', () => {
+    it('is a Buffer, whether webhook() read the body or a parser kept a copy of another kind', async () => {
+      const kinds: boolean[] = []
+      const record: RequestHandler = (req, res) => {
+        kinds.push(Buffer.isBuffer(req.webhook?.rawBody))
+        res.sendStatus(204)
+      }
+      const read = express()
+      read.post('/hooks', webhook({ auth }), record)
+      const kept = express()
+      kept.use((req, _res, next) => {
+        // A copy kept as a plain Uint8Array, as a hand-written parser might.
+        const chunks: Buffer[] = []
+        req.on('data', (chunk: Buffer) => chunks.push(chunk))
+        req.on('end', () => {
+          Object.assign(req, { rawBody: new Uint8Array(Buffer.concat(chunks)) })
+          next()
+        })
+      })
+      kept.post('/hooks', webhook({ auth }), record)
+      for (const app of [read, kept]) expect((await (await serve(app)).send(signed)).status).toBe(204)
+      expect(kinds).toEqual([true, true])
+    })
+  })
+
+  describe("the request's origin, for resolvers that pick a tenant by host name", () => {
+    const forwarded = { host: 'acme.example.com:8443', 'x-forwarded-host': 'globex.example.com', 'x-forwarded-proto': 'https' }
+
+    async function originSeen(trustProxy: boolean, headers: Record<string, string>): Promise<string[]> {
+      const seen: string[] = []
+      const secret = (req: WebhookRequest) => {
+        seen.push(req.url.origin)
+        return vector.secret
+      }
+      const app = express()
+      app.set('trust proxy', trustProxy)
+      app.post('/hooks', webhook({ auth: { mode: 'secret', secret } }), (_req, res) => {
+        res.sendStatus(204)
+      })
+      const reply = await (await serve(app)).send({ ...signed, headers: { ...signed.headers, ...headers } })
+      expect(reply.status).toBe(204)
+      return seen
+    }
+
+    it('is the Host the request was sent to, port included', async () => {
+      expect(await originSeen(false, { host: 'acme.example.com:8443' })).toEqual(['http://acme.example.com:8443'])
+    })
+
+    it("ignores X-Forwarded-* unless 'trust proxy' trusts the peer, as req.protocol and req.host do", async () => {
+      expect(await originSeen(false, forwarded)).toEqual(['http://acme.example.com:8443'])
+      expect(await originSeen(true, forwarded)).toEqual(['https://globex.example.com'])
+    })
+
+    it('falls back to the path alone for a Host header that names no host', async () => {
+      expect(await originSeen(false, { host: 'not a host' })).toEqual(['http://localhost'])
+    })
+  })
+
   describe('after a body parser', () => {
     it('answers 500 raw_body_unavailable after express.json(), and says how to mount it', async () => {
       const app = express()
@@ -168,7 +226,7 @@ describe.each([
     })
 
     it('throws a TypeError for missing options', () => {
-      expect(() => webhook(undefined as never)).toThrow(/^@hookguard\/core/)
+      expect(() => webhook(undefined as never)).toThrow(/^@hookguard\/express: /)
     })
   })
 })

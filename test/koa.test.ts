@@ -95,6 +95,56 @@ describe.each([
     })
   })
 
+  describe('rawBody', () => {
+    it('is a Buffer, whether webhook() read the body or a parser kept the text', async () => {
+      const kinds: boolean[] = []
+      const record: Middleware = (ctx) => {
+        kinds.push(Buffer.isBuffer(ctx.state.webhook?.rawBody))
+        ctx.status = 204
+      }
+      for (const before of [[], [bodyParser()]]) {
+        const app = new Koa()
+        app.silent = true
+        for (const fn of before) app.use(fn)
+        app.use(webhook({ auth }))
+        app.use(record)
+        expect((await (await listen(app.callback())).send(signed)).status).toBe(204)
+      }
+      expect(kinds).toEqual([true, true])
+    })
+  })
+
+  describe("the request's origin, for resolvers that pick a tenant by host name", () => {
+    const forwarded = { host: 'acme.example.com:8443', 'x-forwarded-host': 'globex.example.com', 'x-forwarded-proto': 'https' }
+
+    async function originSeen(proxy: boolean, headers: Record<string, string>): Promise<string[]> {
+      const seen: string[] = []
+      const secret = (req: WebhookRequest) => {
+        seen.push(req.url.origin)
+        return vector.secret
+      }
+      const app = new Koa()
+      app.silent = true
+      app.proxy = proxy
+      app.use(webhook({ auth: { mode: 'secret', secret } }))
+      app.use((ctx) => {
+        ctx.status = 204
+      })
+      const reply = await (await listen(app.callback())).send({ ...signed, headers: { ...signed.headers, ...headers } })
+      expect(reply.status).toBe(204)
+      return seen
+    }
+
+    it('is the Host the request was sent to, port included', async () => {
+      expect(await originSeen(false, { host: 'acme.example.com:8443' })).toEqual(['http://acme.example.com:8443'])
+    })
+
+    it("ignores X-Forwarded-* unless app.proxy trusts them, as Koa's ctx.origin does", async () => {
+      expect(await originSeen(false, forwarded)).toEqual(['http://acme.example.com:8443'])
+      expect(await originSeen(true, forwarded)).toEqual(['https://globex.example.com'])
+    })
+  })
+
   describe('next()', () => {
     it('runs the middleware after it only for a verified delivery, and waits for it', async () => {
       const after: string[] = []

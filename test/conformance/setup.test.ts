@@ -1,4 +1,7 @@
 import type { WebhookOptions } from '@hookguard/core'
+import * as forExpress from '@hookguard/express'
+import * as forHono from '@hookguard/hono'
+import * as forKoa from '@hookguard/koa'
 import { describe, expect, it } from 'vitest'
 import { factories } from '../support/apps.ts'
 
@@ -14,10 +17,22 @@ const unusable: [string, WebhookOptions][] = [
 describe.each(factories)('$name', (factory) => {
   describe('when set up with credentials nobody would have to know', () => {
     for (const [label, options] of unusable) {
-      it(`refuses ${label} with a TypeError naming the package`, async () => {
+      it(`refuses ${label} with a TypeError naming ${factory.packageName}, the package the app called`, async () => {
         await expect(factory.start(options)).rejects.toThrow(TypeError)
-        await expect(factory.start(options)).rejects.toThrow(/^@hookguard\//)
+        await expect(factory.start(options)).rejects.toThrow(new RegExp(`^${factory.packageName}: `))
       })
     }
+  })
+})
+
+describe.each([
+  { packageName: '@hookguard/express', adapter: forExpress },
+  { packageName: '@hookguard/koa', adapter: forKoa },
+  { packageName: '@hookguard/hono', adapter: forHono },
+])('$packageName', ({ packageName, adapter }) => {
+  it('refuses a token address in a mode other than oauth2, naming itself', () => {
+    expect(() => adapter.tokenEndpoint({ auth: { mode: 'secret', secret: 'whsec-demo-7c2e91' } })).toThrow(
+      new RegExp(`^${packageName}: a token endpoint needs auth.mode 'oauth2'`),
+    )
   })
 })

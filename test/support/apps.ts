@@ -38,6 +38,8 @@ export interface AppSettings {
 
 export interface AppFactory {
   name: string
+  /** The package the app's middleware comes from: setup mistakes are reported under its name. */
+  packageName: string
   start(options: WebhookOptions, settings?: AppSettings): Promise<App>
 }
 
@@ -46,6 +48,7 @@ const decoder = new TextDecoder()
 function expressFactory(name: string, createApp: typeof express5): AppFactory {
   return {
     name,
+    packageName: '@hookguard/express',
     async start(options, { passOn } = {}) {
       let handled = 0
       const app = createApp()
@@ -81,6 +84,7 @@ function expressFactory(name: string, createApp: typeof express5): AppFactory {
 function koaFactory(name: string, KoaClass: typeof Koa3): AppFactory {
   return {
     name,
+    packageName: '@hookguard/koa',
     async start(options, { passOn } = {}) {
       let handled = 0
       const app = new KoaClass()
@@ -119,6 +123,7 @@ function koaFactory(name: string, KoaClass: typeof Koa3): AppFactory {
 
 const honoInProcess: AppFactory = {
   name: 'Hono (app.request)',
+  packageName: '@hookguard/hono',
   async start(options, settings) {
     const { app, handled } = honoApp(options, settings)
     return { send: (request) => sendToFetch(app.request, request), close: async () => {}, handled }
@@ -127,6 +132,7 @@ const honoInProcess: AppFactory = {
 
 const honoOnNode: AppFactory = {
   name: 'Hono (@hono/node-server)',
+  packageName: '@hookguard/hono',
   async start(options, settings) {
     const { app, handled } = honoApp(options, settings)
     return { ...(await listen(getRequestListener(app.fetch))), handled }

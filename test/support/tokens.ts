@@ -14,7 +14,7 @@ export function tokenPath(appid: string | null, secret: string | null, grantType
  * app's settings, other token keys. `now` is the caller's clock, so that it ages with the app's.
  */
 export async function issueToken(auth: Extract<WebhookAuth, { mode: 'oauth2' }>, now: () => number): Promise<string> {
-  const answer = await createReceiver({ auth, clock: now }, 'token').token({
+  const answer = await createReceiver({ auth, clock: now }, { role: 'token' }).token({
     method: 'GET',
     url: tokenPath(auth.appId, auth.secret),
     headers: {},

@@ -2,7 +2,7 @@ import { basicChallenge, parseBasicAuthorization } from './basic.ts'
 import { decodeUtf8 } from './bytes.ts'
 import { SecretDigest } from './credentials.ts'
 import { WebhookError } from './errors.ts'
-import { checkSecrets, DEFAULT_REALM, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
+import { DEFAULT_REALM, foundSecrets, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
 import { isFormUrlEncoded, type WebhookRequest } from './request.ts'
 import { type VerifySignatureOptions, verifySignature } from './signature.ts'
 import { TokenKeys } from './token-keys.ts'
@@ -24,7 +24,7 @@ export function createAuthenticator(settings: Settings): Authenticator {
   const { auth } = settings
   switch (auth.mode) {
     case 'secret':
-      return secretAuthenticator(auth.secret, settings.signatureHeader, { unicodeWhitespace: auth.unicodeWhitespace === true })
+      return secretAuthenticator(auth.secret, settings, { unicodeWhitespace: auth.unicodeWhitespace === true })
     case 'basic':
       return basicAuthenticator(auth)
     case 'oauth2':
@@ -39,19 +39,20 @@ async function resolve<T>(value: Resolvable<T>, req: WebhookRequest): Promise<T>
 }
 
 function secretAuthenticator(
-  secret: Resolvable<string | readonly string[]>,
-  signatureHeader: string,
+  secret: Extract<WebhookAuth, { mode: 'secret' }>['secret'],
+  { signatureHeader, secrets: fixed, fail }: Settings,
   candidates: VerifySignatureOptions,
 ): Authenticator {
-  // Checked once when fixed; a resolver's answer is checked each time.
-  const fixed = typeof secret === 'function' ? undefined : checkSecrets(secret)
   return async (req, readBody) => {
     const header = req.header(signatureHeader)
     if (header === null || header.trim() === '') {
       throw new WebhookError('missing_signature', `The ${signatureHeader} header is missing.`)
     }
-    const secrets = fixed ?? checkSecrets(await resolve(secret, req))
-    if (!(await verifySignature(await readBody(), header, secrets, candidates))) {
+    // Fixed secrets were checked at setup; a resolver's answer is checked each time.
+    const secrets = fixed ?? foundSecrets(await resolve(secret, req), fail)
+    // No secret for this request (an unknown tenant) is answered like a wrong signature, so the
+    // answer does not tell which tenants exist.
+    if (secrets.length === 0 || !(await verifySignature(await readBody(), header, secrets, candidates))) {
       throw new WebhookError('invalid_signature', `The ${signatureHeader} header does not match the body.`)
     }
     return undefined

@@ -7,8 +7,12 @@ export type Resolvable<T> = T | ((req: WebhookRequest) => T | Promise<T>)
 export type WebhookAuth =
   | {
       mode: 'secret'
-      /** The signing secret; several while rotating (each is tried in turn). */
-      secret: Resolvable<string | readonly string[]>
+      /**
+       * The signing secret; several while rotating (each is tried in turn); or a function of the
+       * request that finds it (per tenant). A function that finds none (`undefined`, `null`, `''`,
+       * `[]`: an unknown tenant) makes the request a 401 `invalid_signature`, not an error.
+       */
+      secret: string | readonly string[] | ((req: WebhookRequest) => SecretLookup | Promise<SecretLookup>)
       /**
        * Also accept a signature over the body with every Unicode whitespace removed, for a sender
        * that strips with JavaScript's or Python's `\s`. Default `false`: the service never signs
@@ -35,6 +39,9 @@ export type WebhookAuth =
 
 export type WebhookMode = WebhookAuth['mode']
 
+/** What a per-tenant secret lookup may find: a secret, several, or none for an unknown tenant. */
+export type SecretLookup = string | readonly string[] | null | undefined
+
 export interface WebhookOptions {
   auth: WebhookAuth
   /** Largest body accepted, in bytes; default 1 MiB. */
@@ -55,14 +62,23 @@ export const DEFAULT_REALM = 'webhook'
 /** Options with every default filled in, checked once when a receiver is created. */
 export interface Settings {
   auth: WebhookAuth
+  /** Mode `secret` with fixed secrets: the list, checked once. */
+  secrets: readonly string[] | undefined
   maxBodySize: number
   maxDepth: number
   signatureHeader: string
   clock: () => number
+  /** Reports a mistake found later (a resolver's answer) under the package the user called. */
+  fail: Fail
 }
 
-function fail(message: string): never {
-  throw new TypeError(`@hookguard/core: ${message}`)
+/** Throws a setup mistake as a `TypeError`, named for the package the user called. */
+type Fail = (message: string) => never
+
+function failingAs(packageName: string): Fail {
+  return (message) => {
+    throw new TypeError(`${packageName}: ${message}`)
+  }
 }
 
 /** RFC 7617 §2: user-ids and passwords hold no control characters (CTLs, RFC 5234: 0x00–0x1F, 0x7F). */
@@ -76,13 +92,26 @@ function hasControlCharacter(text: string): boolean {
 
 const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.length > 0
 
-function checkPositiveInteger(value: unknown, name: string): number {
+function checkPositiveInteger(value: unknown, name: string, fail: Fail): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) fail(`${name} must be a positive integer`)
   return value
 }
 
-/** The secret list a `secret` option resolved to; throws when it is unusable. */
-export function checkSecrets(value: unknown): readonly string[] {
+/**
+ * The secrets a per-tenant lookup found; none for an unknown tenant, which is an expected outcome.
+ * Anything but strings is a bug in the lookup and throws.
+ */
+export function foundSecrets(value: unknown, fail: Fail): readonly string[] {
+  if (value === undefined || value === null) return []
+  const list = typeof value === 'string' ? [value] : value
+  if (!Array.isArray(list) || !list.every((entry) => typeof entry === 'string')) {
+    fail('auth.secret returned something other than a string, an array of strings, null or undefined')
+  }
+  return list.filter(isNonEmptyString)
+}
+
+/** The secret list a fixed `secret` option holds; throws when it is unusable. */
+function checkSecrets(value: unknown, fail: Fail): readonly string[] {
   const list = typeof value === 'string' ? [value] : value
   if (!Array.isArray(list) || list.length === 0 || !list.every(isNonEmptyString)) {
     fail('auth.secret must be a non-empty string or a non-empty array of them')
@@ -90,12 +119,12 @@ export function checkSecrets(value: unknown): readonly string[] {
   return list
 }
 
-function checkAuth(auth: unknown): WebhookAuth {
+function checkAuth(auth: unknown, fail: Fail): WebhookAuth {
   if (typeof auth !== 'object' || auth === null) fail("options.auth is required, e.g. { mode: 'secret', secret }")
   const a = auth as Record<string, unknown>
   switch (a.mode) {
     case 'secret':
-      if (typeof a.secret !== 'function') checkSecrets(a.secret)
+      if (typeof a.secret !== 'function') checkSecrets(a.secret, fail)
       if (a.unicodeWhitespace !== undefined && typeof a.unicodeWhitespace !== 'boolean') fail('auth.unicodeWhitespace must be a boolean')
       break
     case 'basic':
@@ -115,7 +144,7 @@ function checkAuth(auth: unknown): WebhookAuth {
     case 'oauth2':
       if (!isNonEmptyString(a.appId)) fail('auth.appId must be a non-empty string')
       if (!isNonEmptyString(a.secret)) fail('auth.secret must be a non-empty string')
-      if (a.tokenTtl !== undefined) checkPositiveInteger(a.tokenTtl, 'auth.tokenTtl')
+      if (a.tokenTtl !== undefined) checkPositiveInteger(a.tokenTtl, 'auth.tokenTtl', fail)
       if (a.tokenKeys !== undefined && (!Array.isArray(a.tokenKeys) || a.tokenKeys.length === 0 || !a.tokenKeys.every(isNonEmptyString))) {
         fail('auth.tokenKeys must be a non-empty array of non-empty strings')
       }
@@ -128,7 +157,12 @@ function checkAuth(auth: unknown): WebhookAuth {
   return auth as WebhookAuth
 }
 
-export function checkOptions(options: WebhookOptions): Settings {
+/**
+ * Checks the options once, when a receiver is built, and fills in every default. `packageName` is
+ * the package the user called, which names every mistake.
+ */
+export function checkOptions(options: WebhookOptions, packageName = '@hookguard/core'): Settings {
+  const fail = failingAs(packageName)
   if (typeof options !== 'object' || options === null) fail('options are required')
   const {
     auth,
@@ -139,11 +173,14 @@ export function checkOptions(options: WebhookOptions): Settings {
   } = options
   if (!isNonEmptyString(signatureHeader)) fail('signatureHeader must be a non-empty string')
   if (typeof clock !== 'function') fail('clock must be a function returning milliseconds')
+  const checked = checkAuth(auth, fail)
   return {
-    auth: checkAuth(auth),
-    maxBodySize: checkPositiveInteger(maxBodySize, 'maxBodySize'),
-    maxDepth: checkPositiveInteger(maxDepth, 'maxDepth'),
+    auth: checked,
+    secrets: checked.mode === 'secret' && typeof checked.secret !== 'function' ? checkSecrets(checked.secret, fail) : undefined,
+    maxBodySize: checkPositiveInteger(maxBodySize, 'maxBodySize', fail),
+    maxDepth: checkPositiveInteger(maxDepth, 'maxDepth', fail),
     signatureHeader,
     clock,
+    fail,
   }
 }

@@ -8,13 +8,16 @@ import { type BodySource, type IncomingRequest, toWebhookRequest, type WebhookRe
 import { errorResponse, type WebhookResponse } from './response.ts'
 import { createTokenIssuer, tokenErrorResponse } from './token-endpoint.ts'
 
-/** A verified delivery, as the handler after the middleware sees it. */
-export interface WebhookDelivery<Payload = unknown> {
+/**
+ * A verified delivery, as the handler after the middleware sees it. `RawBody` is what the bytes
+ * are where it runs: a `Buffer` in the Node adapters (Express, Koa), a `Uint8Array` elsewhere.
+ */
+export interface WebhookDelivery<Payload = unknown, RawBody extends Uint8Array = Uint8Array> {
   mode: WebhookMode
   /** The parsed JSON body (the form's fields, for a token sent as a form field). */
   payload: Payload
   /** The bytes received. */
-  rawBody: Uint8Array
+  rawBody: RawBody
 }
 
 export type VerifyResult = { ok: true; delivery: WebhookDelivery } | { ok: false; error: WebhookError; response: WebhookResponse }
@@ -30,27 +33,33 @@ export interface Receiver {
   token(request: IncomingRequest): Promise<WebhookResponse>
 }
 
-/**
- * What the receiver is for: `'webhook'` (the default) or `'token'`, which requires mode `oauth2`
- * so that a token address mounted with the wrong settings fails at startup, not per request.
- */
-export type ReceiverRole = 'webhook' | 'token'
+/** What a receiver is built for, and who built it. */
+export interface ReceiverSetup {
+  /**
+   * `'webhook'` (the default), or `'token'`, which requires mode `oauth2` so that a token address
+   * mounted with the wrong settings fails at startup, not per request.
+   */
+  role?: 'webhook' | 'token'
+  /** The package setup mistakes are reported under: an adapter passes its own name. Default `@hookguard/core`. */
+  packageName?: string
+}
 
 /**
  * Builds the framework-agnostic receiver every adapter is made of. Options are checked here,
- * once; a mistake throws a `TypeError` whose message starts with `@hookguard/core`.
+ * once; a mistake throws a `TypeError` whose message starts with the package's name.
  *
  * @example
  * const receiver = createReceiver({ auth: { mode: 'secret', secret: process.env.WEBHOOK_SECRET! } })
- * const result = await receiver.verify({ method: 'POST', url: '/hooks', headers, body })
+ * const result = await receiver.verify(request) // a Fetch Request, or { method, url, headers, body }
  * if (!result.ok) return new Response(result.response.body, result.response)
  */
-export function createReceiver(options: WebhookOptions, role: ReceiverRole = 'webhook'): Receiver {
-  const settings = checkOptions(options)
+export function createReceiver(
+  options: WebhookOptions,
+  { role = 'webhook', packageName = '@hookguard/core' }: ReceiverSetup = {},
+): Receiver {
+  const settings = checkOptions(options, packageName)
   const { auth, maxDepth } = settings
-  if (role === 'token' && auth.mode !== 'oauth2') {
-    throw new TypeError(`@hookguard/core: a token endpoint needs auth.mode 'oauth2', not '${auth.mode}'`)
-  }
+  if (role === 'token' && auth.mode !== 'oauth2') settings.fail(`a token endpoint needs auth.mode 'oauth2', not '${auth.mode}'`)
   const authenticate = createAuthenticator(settings)
   const issue = auth.mode === 'oauth2' ? createTokenIssuer(auth, settings) : undefined
 

@@ -27,6 +27,12 @@ export interface IncomingRequest {
   method: string
   /** Absolute, or a path with its query string. */
   url: string
+  /**
+   * Where a relative `url` was sent to (`https://acme.example.com`), as the framework trusts it:
+   * behind a proxy only when the app says so (`trust proxy`, `app.proxy`). For per-tenant
+   * lookups by host name; never used to decide whether a request is genuine.
+   */
+  origin?: string
   headers: HeaderSource
   body: BodySource
 }
@@ -39,7 +45,7 @@ export interface WebhookRequest {
   header(name: string): string | null
 }
 
-// Only a base for relative URLs: the host a request was sent to is never trusted for anything.
+// The base for a relative URL whose origin is unknown or unusable.
 const BASE = 'http://localhost'
 
 export function toWebhookRequest(incoming: IncomingRequest): WebhookRequest {
@@ -63,13 +69,25 @@ class RequestView implements WebhookRequest {
   }
 
   get url(): URL {
-    this.#url ??= new URL(this.#incoming.url, BASE)
+    this.#url ??= urlOf(this.#incoming)
     return this.#url
   }
 
   header(name: string): string | null {
     return readHeader(this.#incoming.headers, name)
   }
+}
+
+/** Made only when a resolver asks. A Host header that is no host (the client wrote it) falls back to the base. */
+function urlOf({ url, origin }: IncomingRequest): URL {
+  if (origin !== undefined) {
+    try {
+      return new URL(url, origin)
+    } catch {
+      // Fall through: the path is still worth having.
+    }
+  }
+  return new URL(url, BASE)
 }
 
 /** One header's value from any source; repeated lines joined with `, `, as Fetch does. */

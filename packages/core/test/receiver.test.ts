@@ -134,9 +134,24 @@ describe('createReceiver', () => {
       expect([acme.ok, crossed.ok]).toEqual([true, false])
     })
 
-    it('rejects when a resolver finds no secret, since that is a bug in the application, not a bad request', async () => {
-      const receiver = createReceiver({ auth: { mode: 'secret', secret: () => [] } })
-      await expect(receiver.verify(request({ headers: await signed() }))).rejects.toThrow(TypeError)
+    for (const [label, found] of [
+      ['undefined', undefined],
+      ['null', null],
+      ["''", ''],
+      ['[]', []],
+      ["['']", ['']],
+    ] as const) {
+      it(`answers 401 invalid_signature when a resolver finds no secret (${label}): an unknown tenant`, async () => {
+        const receiver = createReceiver({ auth: { mode: 'secret', secret: async () => found } })
+        const answer = await receiver.verify(request({ headers: await signed() }))
+        expect(answer.ok).toBe(false)
+        if (!answer.ok) expect([answer.response.status, answer.error.code]).toEqual([401, 'invalid_signature'])
+      })
+    }
+
+    it('rejects when a resolver returns something other than strings, since that is a bug in the application', async () => {
+      const receiver = createReceiver({ auth: { mode: 'secret', secret: () => 42 as unknown as string } })
+      await expect(receiver.verify(request({ headers: await signed() }))).rejects.toThrow(/^@hookguard\/core: /)
     })
 
     it('reads the signature from a custom header', async () => {
@@ -384,27 +399,27 @@ describe('createReceiver', () => {
     const goodParams = { appid: 'app-1', secret: 'app-secret', grant_type: 'client_credentials' }
 
     async function issue(options = oauth()): Promise<string> {
-      const answer = await createReceiver(options, 'token').token(request({ method: 'GET', url: tokenUrl(goodParams), body: '' }))
+      const answer = await createReceiver(options, { role: 'token' }).token(request({ method: 'GET', url: tokenUrl(goodParams), body: '' }))
       return JSON.parse(answer.body).access_token
     }
 
     describe('the token acquisition address', () => {
       it("answers 200 with a Bearer token for the service's GET", async () => {
-        const answer = await createReceiver(oauth(), 'token').token(request({ method: 'GET', url: tokenUrl(goodParams), body: '' }))
+        const answer = await createReceiver(oauth(), { role: 'token' }).token(request({ method: 'GET', url: tokenUrl(goodParams), body: '' }))
         expect(answer.status).toBe(200)
         expect(answer.headers['cache-control']).toBe('no-store')
         expect(JSON.parse(answer.body)).toEqual({ access_token: expect.any(String), expires_in: 7200, token_type: 'Bearer' })
       })
 
       it('follows tokenTtl in expires_in', async () => {
-        const answer = await createReceiver(oauth({ tokenTtl: 600 }), 'token').token(
+        const answer = await createReceiver(oauth({ tokenTtl: 600 }), { role: 'token' }).token(
           request({ method: 'GET', url: tokenUrl(goodParams), body: '' }),
         )
         expect(JSON.parse(answer.body).expires_in).toBe(600)
       })
 
       it('accepts the same fields as a form-urlencoded POST', async () => {
-        const answer = await createReceiver(oauth(), 'token').token(
+        const answer = await createReceiver(oauth(), { role: 'token' }).token(
           request({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(goodParams).toString() }),
         )
         expect(answer.status).toBe(200)
@@ -419,19 +434,19 @@ describe('createReceiver', () => {
         ['the app id is wrong', { ...goodParams, appid: 'app-2' }, 401, 'invalid_client'],
       ] as const) {
         it(`answers ${status} ${error} when ${label}`, async () => {
-          const answer = await createReceiver(oauth(), 'token').token(request({ method: 'GET', url: tokenUrl(params), body: '' }))
+          const answer = await createReceiver(oauth(), { role: 'token' }).token(request({ method: 'GET', url: tokenUrl(params), body: '' }))
           expect([answer.status, JSON.parse(answer.body).error]).toEqual([status, error])
           expect(answer.body).not.toContain('app-secret')
         })
       }
 
       it('answers 405 with Allow for other methods', async () => {
-        const answer = await createReceiver(oauth(), 'token').token(request({ method: 'PUT', url: tokenUrl(goodParams) }))
+        const answer = await createReceiver(oauth(), { role: 'token' }).token(request({ method: 'PUT', url: tokenUrl(goodParams) }))
         expect([answer.status, answer.headers.allow]).toEqual([405, 'GET, POST'])
       })
 
       it('cannot be created for another mode', () => {
-        expect(() => createReceiver(secretMode, 'token')).toThrow(/^@hookguard\/core: /)
+        expect(() => createReceiver(secretMode, { role: 'token' })).toThrow(/^@hookguard\/core: /)
       })
     })
 

@@ -167,7 +167,7 @@ describe('every comparison of a secret', () => {
     })
 
     async function issue(options: WebhookOptions = oauth()): Promise<string> {
-      const answer = await createReceiver(options, 'token').token(tokenRequest(OAUTH.secret))
+      const answer = await createReceiver(options, { role: 'token' }).token(tokenRequest(OAUTH.secret))
       return (JSON.parse(answer.body) as { access_token: string }).access_token
     }
 
@@ -215,7 +215,7 @@ describe('every comparison of a secret', () => {
     })
 
     it('checks the token endpoint’s app id and secret through it, both of them', async () => {
-      const answer = await createReceiver(oauth(), 'token').token(tokenRequest(OAUTH.secret))
+      const answer = await createReceiver(oauth(), { role: 'token' }).token(tokenRequest(OAUTH.secret))
       expect(answer.status).toBe(200)
       expect(calls()).toEqual([
         [32, 32],
@@ -237,7 +237,7 @@ describe('every comparison of a secret', () => {
         ok: false,
         error: { code: 'invalid_token' },
       })
-      expect((await createReceiver(oauth(), 'token').token(tokenRequest(OAUTH.secret))).status).toBe(401)
+      expect((await createReceiver(oauth(), { role: 'token' }).token(tokenRequest(OAUTH.secret))).status).toBe(401)
     })
 
     it('accepts a wrong signature, password, MAC and client secret when it says they match: nothing else decides', async () => {
@@ -250,7 +250,7 @@ describe('every comparison of a secret', () => {
       // The claims as issued, under a MAC of 32 zero bytes.
       const forged = `${claims}.${'A'.repeat(43)}`
       expect((await createReceiver(oauth()).verify(request(`/hooks?access_token=${forged}`))).ok).toBe(true)
-      expect((await createReceiver(oauth(), 'token').token(tokenRequest('wrong secret'))).status).toBe(200)
+      expect((await createReceiver(oauth(), { role: 'token' }).token(tokenRequest('wrong secret'))).status).toBe(200)
     })
   })
 })

@@ -18,7 +18,7 @@ const CHALLENGE = 'Basic realm="token", charset="UTF-8"'
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
 
 // One receiver of each kind for the whole file: the token key is derived once, on first use.
-const tokenAddress = createReceiver(OPTIONS, 'token')
+const tokenAddress = createReceiver(OPTIONS, { role: 'token' })
 const receivingAddress = createReceiver(OPTIONS)
 
 type Fields = Record<string, string> | [string, string][]
@@ -121,14 +121,14 @@ describe('the token acquisition address', () => {
 
     it('form-urldecodes each half, so an id or secret may hold a colon, a plus, a percent sign, spaces and any Unicode', async () => {
       const auth = { mode: 'oauth2', appId: 'tenant:7 äpp', secret: 'p+w:rd %41 & ü = 秘密' } as const
-      const address = createReceiver({ auth }, 'token')
+      const address = createReceiver({ auth }, { role: 'token' })
       const token = await tokenFor(post(GRANT, basic(auth.appId, auth.secret)), address)
       expect((await deliverWith(token, { auth })).ok).toBe(true)
     })
 
     it("reads '+' as a space and '%2B' as a plus, as form-urlencoding does", async () => {
       const auth = { mode: 'oauth2', appId: APP_ID, secret: `${SECRET} b+c` } as const
-      const address = createReceiver({ auth }, 'token')
+      const address = createReceiver({ auth }, { role: 'token' })
       await tokenFor(post(GRANT, rawBasic(`${APP_ID}:${SECRET}+b%2Bc`)), address)
       expect((await refusal(post(GRANT, rawBasic(`${APP_ID}:${SECRET} b+c`)), address)).json.error).toBe('invalid_client')
     })
@@ -284,7 +284,7 @@ describe('the token acquisition address', () => {
     }
 
     it('carries error_description for a body over maxBodySize', async () => {
-      const address = createReceiver({ ...OPTIONS, maxBodySize: 64 }, 'token')
+      const address = createReceiver({ ...OPTIONS, maxBodySize: 64 }, { role: 'token' })
       const answer = await refusal(post({ ...POST, scope: 'x'.repeat(100) }), address)
       expect([answer.status, answer.json.error]).toEqual([413, 'payload_too_large'])
     })

@@ -20,16 +20,19 @@ export type ExpressWebhookOptions = WebhookOptions & {
   onError?: 'respond' | 'next'
 }
 
+/** A verified delivery in Express: the bytes received are a `Buffer`. */
+export type ExpressWebhookDelivery = WebhookDelivery<unknown, Buffer>
+
 /** What `webhook()` adds to the request. */
 export interface WebhookVariables {
-  webhook: WebhookDelivery
+  webhook: ExpressWebhookDelivery
 }
 
 declare global {
   namespace Express {
     interface Request {
       /** The verified delivery, set by `webhook()` before the next handler runs. */
-      webhook?: WebhookDelivery
+      webhook?: ExpressWebhookDelivery
     }
   }
 }
@@ -60,7 +63,7 @@ declare global {
  * })
  */
 export function webhook(options: ExpressWebhookOptions): RequestHandler {
-  const receiver = createReceiver(options)
+  const receiver = createReceiver(options, { packageName: '@hookguard/express' })
   const onError = checkOnError(options.onError)
 
   return async function webhookMiddleware(req, res, next) {
@@ -74,7 +77,8 @@ export function webhook(options: ExpressWebhookOptions): RequestHandler {
       return
     }
     if (result.ok) {
-      req.webhook = result.delivery
+      // The core hands back the bytes the body source gave it, and bodyOf gives only Buffers.
+      req.webhook = result.delivery as ExpressWebhookDelivery
       req.body = result.delivery.payload
       next()
     } else if (onError === 'next') {
@@ -95,7 +99,7 @@ export function webhook(options: ExpressWebhookOptions): RequestHandler {
  * app.all('/token', tokenEndpoint({ auth }))
  */
 export function tokenEndpoint(options: ExpressWebhookOptions): RequestHandler {
-  const receiver = createReceiver(options, 'token')
+  const receiver = createReceiver(options, { role: 'token', packageName: '@hookguard/express' })
   return function tokenHandler(req, res, next) {
     receiver
       .token(toIncomingRequest(req))
@@ -112,7 +116,19 @@ function checkOnError(onError: unknown): 'respond' | 'next' {
 
 function toIncomingRequest(req: Request): IncomingRequest {
   // originalUrl keeps the mount path and the query that a router strips from req.url.
-  return { method: req.method, url: req.originalUrl, headers: nodeRequestHeaders(req), body: bodyOf(req) }
+  return { method: req.method, url: req.originalUrl, origin: originOf(req), headers: nodeRequestHeaders(req), body: bodyOf(req) }
+}
+
+/**
+ * The origin the request was sent to, as Express 5's `req.host` reads it (Express 4 has no
+ * getter that keeps the port): the Host header, or X-Forwarded-Host when `trust proxy` trusts
+ * the peer; `req.protocol` honours the same setting.
+ */
+function originOf(req: Request): string | undefined {
+  const trust = req.app.get('trust proxy fn') as ((address: string | undefined, hop: number) => boolean) | undefined
+  const forwarded = trust?.(req.socket.remoteAddress, 0) === true ? req.get('x-forwarded-host')?.split(',')[0]?.trim() : undefined
+  const host = forwarded || req.get('host')
+  return host ? `${req.protocol}://${host}` : undefined
 }
 
 function bodyOf(req: Request): IncomingRequest['body'] {
@@ -128,10 +144,12 @@ function bodyOf(req: Request): IncomingRequest['body'] {
  * The bytes a parser kept: `req.rawBody` from a body-parser `verify` hook (or a platform such as
  * Cloud Functions), else the body of `express.raw()` (a Buffer) or `express.text()` (a string).
  */
-function rawCopy(req: Request): Uint8Array | undefined {
+function rawCopy(req: Request): Buffer | undefined {
   const { rawBody } = req as { rawBody?: unknown }
   for (const candidate of [rawBody, req.body as unknown]) {
-    if (candidate instanceof Uint8Array) return candidate
+    if (Buffer.isBuffer(candidate)) return candidate
+    // A view of the same memory, not a copy: the delivery's rawBody is a Buffer on Node.
+    if (candidate instanceof Uint8Array) return Buffer.from(candidate.buffer, candidate.byteOffset, candidate.byteLength)
     if (typeof candidate === 'string') return Buffer.from(candidate, 'utf8')
   }
   return undefined

@@ -12,17 +12,19 @@ describe('@hookguard/express', () => {
   })
 
   it('types req.webhook on every Express request, as set only after webhook() ran', () => {
-    expectTypeOf<Request['webhook']>().toEqualTypeOf<WebhookDelivery | undefined>()
+    expectTypeOf<Request['webhook']>().toEqualTypeOf<WebhookDelivery<unknown, Buffer> | undefined>()
     express().post('/hooks', webhook({ auth: { mode: 'none' } }), (req, res) => {
-      expectTypeOf(req.webhook).toEqualTypeOf<WebhookDelivery | undefined>()
-      expectTypeOf(req.webhook?.rawBody).toEqualTypeOf<Uint8Array | undefined>()
+      expectTypeOf(req.webhook).toEqualTypeOf<WebhookDelivery<unknown, Buffer> | undefined>()
+      // A Buffer, as on every Node request: its own methods compile.
+      expectTypeOf(req.webhook?.rawBody).toEqualTypeOf<Buffer | undefined>()
+      req.webhook?.rawBody.toString('utf8')
       res.end()
     })
   })
 
   it('exports WebhookVariables for handlers that narrow the request', () => {
-    expectTypeOf<WebhookVariables>().toEqualTypeOf<{ webhook: WebhookDelivery }>()
-    expectTypeOf<(Request & WebhookVariables)['webhook']>().toEqualTypeOf<WebhookDelivery>()
+    expectTypeOf<WebhookVariables>().toEqualTypeOf<{ webhook: WebhookDelivery<unknown, Buffer> }>()
+    expectTypeOf<(Request & WebhookVariables)['webhook']>().toEqualTypeOf<WebhookDelivery<unknown, Buffer>>()
   })
 
   it('returns Express request handlers', () => {

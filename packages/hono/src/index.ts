@@ -29,10 +29,6 @@ export type WebhookVariables = {
   webhook: WebhookDelivery
 }
 
-declare module 'hono' {
-  interface ContextVariableMap extends WebhookVariables {}
-}
-
 /**
  * Hono 4 middleware for the message receiving address, on any runtime (Node, Bun, Deno, Workers).
  * On success `c.get('webhook')` holds `{ mode, payload, rawBody }` and the next handler runs;
@@ -56,7 +52,7 @@ declare module 'hono' {
  * })
  */
 export function webhook(options: HonoWebhookOptions): MiddlewareHandler<{ Variables: WebhookVariables }> {
-  const receiver = createReceiver(options)
+  const receiver = createReceiver(options, { packageName: '@hookguard/hono' })
   const onError = checkOnError(options.onError)
 
   return createMiddleware<{ Variables: WebhookVariables }>(async function webhookMiddleware(c, next) {
@@ -83,7 +79,7 @@ export function webhook(options: HonoWebhookOptions): MiddlewareHandler<{ Variab
  * app.all('/token', tokenEndpoint({ auth: { mode: 'oauth2', appId: 'my-app', secret: env.WEBHOOK_SECRET } }))
  */
 export function tokenEndpoint(options: HonoWebhookOptions): (c: Context) => Promise<Response> {
-  const receiver = createReceiver(options, 'token')
+  const receiver = createReceiver(options, { role: 'token', packageName: '@hookguard/hono' })
   return async function tokenHandler(c) {
     return toResponse(await receiver.token(toIncomingRequest(c)))
   }

@@ -29,10 +29,18 @@ describe('@hookguard/hono', () => {
     })
   })
 
-  it("types c.get('webhook') through ContextVariableMap in handlers typed on their own", () => {
-    const handler = (c: Context) => c.get('webhook')
-    expectTypeOf(handler).returns.toEqualTypeOf<WebhookDelivery>()
+  it("does not type c.get('webhook') on a route without the middleware, where it would be undefined", () => {
+    new Hono().post('/elsewhere', (c) => {
+      // @ts-expect-error webhook() is not on this route, so there is no delivery to get
+      c.get('webhook')
+      return c.body(null, 204)
+    })
+  })
+
+  it('exports WebhookVariables for handlers typed on their own', () => {
     expectTypeOf<WebhookVariables>().toEqualTypeOf<{ webhook: WebhookDelivery }>()
+    const handler = (c: Context<{ Variables: WebhookVariables }>) => c.get('webhook')
+    expectTypeOf(handler).returns.toEqualTypeOf<WebhookDelivery>()
   })
 
   it('returns a handler that Hono routes accept', () => {

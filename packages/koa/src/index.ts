@@ -18,9 +18,12 @@ export type KoaWebhookOptions = WebhookOptions & {
   onError?: 'respond' | 'throw'
 }
 
+/** A verified delivery in Koa: the bytes received are a `Buffer`. */
+export type KoaWebhookDelivery = WebhookDelivery<unknown, Buffer>
+
 /** What `webhook()` adds to `ctx.state`. */
 export interface WebhookVariables {
-  webhook: WebhookDelivery
+  webhook: KoaWebhookDelivery
 }
 
 // `ctx.request.body` and `rawBody` are left to the body parser's own types: @koa/bodyparser and
@@ -28,7 +31,7 @@ export interface WebhookVariables {
 declare module 'koa' {
   interface DefaultState {
     /** The verified delivery, set by `webhook()` before the next middleware runs. */
-    webhook?: WebhookDelivery
+    webhook?: KoaWebhookDelivery
   }
 }
 
@@ -62,7 +65,7 @@ type ParsedRequest = { body?: unknown; rawBody?: unknown }
  * })
  */
 export function webhook(options: KoaWebhookOptions): Middleware {
-  const receiver = createReceiver(options)
+  const receiver = createReceiver(options, { packageName: '@hookguard/koa' })
   const onError = checkOnError(options.onError)
 
   return async function webhookMiddleware(ctx, next) {
@@ -72,7 +75,8 @@ export function webhook(options: KoaWebhookOptions): Middleware {
       send(ctx, result.response)
       return
     }
-    const { delivery } = result
+    // The core hands back the bytes the body source gave it, and bodyOf gives only Buffers.
+    const delivery = result.delivery as KoaWebhookDelivery
     ctx.state.webhook = delivery
     const request = ctx.request as ParsedRequest
     request.body = delivery.payload
@@ -91,7 +95,7 @@ export function webhook(options: KoaWebhookOptions): Middleware {
  * router.all('/token', tokenEndpoint({ auth }))
  */
 export function tokenEndpoint(options: KoaWebhookOptions): Middleware {
-  const receiver = createReceiver(options, 'token')
+  const receiver = createReceiver(options, { role: 'token', packageName: '@hookguard/koa' })
   return async function tokenHandler(ctx) {
     send(ctx, await receiver.token(toIncomingRequest(ctx)))
   }
@@ -110,7 +114,10 @@ function checkOnError(onError: unknown): 'respond' | 'throw' {
 
 function toIncomingRequest(ctx: Context): IncomingRequest {
   // originalUrl keeps the prefix that koa-mount and routers strip from ctx.url.
-  return { method: ctx.method, url: ctx.originalUrl, headers: nodeRequestHeaders(ctx.req), body: bodyOf(ctx) }
+  // ctx.protocol and ctx.host honour app.proxy (X-Forwarded-Proto, X-Forwarded-Host). Not
+  // ctx.origin: Koa 3 made that the Origin request header.
+  const origin = ctx.host ? `${ctx.protocol}://${ctx.host}` : undefined
+  return { method: ctx.method, url: ctx.originalUrl, origin, headers: nodeRequestHeaders(ctx.req), body: bodyOf(ctx) }
 }
 
 function bodyOf(ctx: Context): IncomingRequest['body'] {

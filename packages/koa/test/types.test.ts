@@ -13,15 +13,17 @@ describe('@hookguard/koa', () => {
 
   it('types ctx.state.webhook through DefaultState, as set only after webhook() ran', () => {
     new Koa().use(webhook({ auth: { mode: 'none' } })).use((ctx) => {
-      expectTypeOf(ctx.state.webhook).toEqualTypeOf<WebhookDelivery | undefined>()
-      expectTypeOf(ctx.state.webhook?.rawBody).toEqualTypeOf<Uint8Array | undefined>()
+      expectTypeOf(ctx.state.webhook).toEqualTypeOf<WebhookDelivery<unknown, Buffer> | undefined>()
+      // A Buffer, as on every Node request: its own methods compile.
+      expectTypeOf(ctx.state.webhook?.rawBody).toEqualTypeOf<Buffer | undefined>()
+      ctx.state.webhook?.rawBody.toString('utf8')
     })
   })
 
   it('exports WebhookVariables for middleware typed with its state', () => {
-    expectTypeOf<WebhookVariables>().toEqualTypeOf<{ webhook: WebhookDelivery }>()
+    expectTypeOf<WebhookVariables>().toEqualTypeOf<{ webhook: WebhookDelivery<unknown, Buffer> }>()
     const handler: Middleware<WebhookVariables> = (ctx) => {
-      expectTypeOf(ctx.state.webhook).toEqualTypeOf<WebhookDelivery>()
+      expectTypeOf(ctx.state.webhook).toEqualTypeOf<WebhookDelivery<unknown, Buffer>>()
     }
     expect(handler).toBeTypeOf('function')
   })

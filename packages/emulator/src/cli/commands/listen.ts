@@ -2,7 +2,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
 import type { WebhookAuth, WebhookOptions } from '@hookguard/core'
-import { tokenEndpoint, webhook } from '@hookguard/hono'
+import { tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/hono'
 import { Hono } from 'hono'
 import { atMostPositionals, CommandFailure, mode, parseCommand, port, required, secret } from '../args.ts'
 import { type CliIo, painter } from '../io.ts'
@@ -93,8 +93,10 @@ function auth(chosen: WebhookAuth['mode'], values: Record<string, string | undef
   }
 }
 
-function receiverApp(options: WebhookOptions, report: (method: string, path: string, outcome: Outcome) => void): Hono {
-  const app = new Hono()
+function receiverApp(options: WebhookOptions, report: (method: string, path: string, outcome: Outcome) => void): Hono<{ Variables: Partial<WebhookVariables> }> {
+  // Partial: this outer middleware runs on every route, and webhook() has set a delivery only on
+  // the ones it verified.
+  const app = new Hono<{ Variables: Partial<WebhookVariables> }>()
   const oauth = options.auth.mode === 'oauth2'
 
   // Outermost, so it sees the answer whoever gave it: the handler below, or the middleware
