@@ -1,5 +1,6 @@
 import { parseArgs } from './suite/args.ts'
 import { runPortable, runtimeName } from './suite/portable.ts'
+import { checkServed } from './suite/served.ts'
 
 // Bun and Deno run this file as it is, from this folder, and resolve `@hookguard/*` through
 // `runtimes/node_modules` and the packages' export conditions; `--build` says which core build
@@ -16,4 +17,5 @@ if (build !== 'node' && build !== 'web') throw new TypeError('check.ts: pass --b
 
 const reference: { sign?: unknown } = await import(new URL(`../packages/core/dist/${build}/index.js`, import.meta.url).href)
 const tally = await runPortable({ build, reference, mockUrl: args.mock })
+await checkServed(tally, runtimeName())
 process.exit(tally.report(`${runtimeName()} (${build} build)`) === 0 ? 0 : 1)

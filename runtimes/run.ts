@@ -13,7 +13,9 @@ import { MOCK_APP } from './suite/mock-app.ts'
 //   Node 22, 24    vitest's conformance project (Express, Koa, Hono); with --all, every project
 //   Bun, Deno      core vectors, the Hono conformance table in process, the client: once on
 //                  the core build the runtime picks itself (node), once with the Worker
-//                  condition (web); each asserts which build it loaded
+//                  condition (web); each asserts which build it loaded. Then the Hono app
+//                  behind the runtime's own server (Bun.serve, Deno.serve) over a raw socket:
+//                  Content-Length as its parser passes it on, and the connection after a refusal
 //   workerd        the same inside a Worker (Web build, no nodejs_compat), and the table over HTTP
 //
 // Node 20 is `pnpm test`. Options: --only=bun,deno (runtime names), --all (every vitest project),
@@ -190,7 +192,7 @@ function matrix(): Job[] {
   const checks = (runtime: string, build: 'node' | 'web', command: string, argv: string[], needsWorker = false): Job => ({
     runtime,
     build,
-    suite: needsWorker ? `${portable}; Hono table over HTTP` : portable,
+    suite: needsWorker ? `${portable}; Hono table over HTTP` : `${portable}; Hono on its server (raw socket)`,
     lane: 'checks',
     command,
     args: argv,

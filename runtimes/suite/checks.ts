@@ -34,13 +34,23 @@ export async function checkCore(tally: Tally): Promise<void> {
   }
   for (const vector of fixtures.vectors) {
     const verdict = vector.valid ? 'accepts' : 'refuses'
+    const options = { unicodeWhitespace: vector.unicodeWhitespace === true }
     await tally.check(`core: verifySignature ${verdict} ${vector.name} (text)`, async () => {
-      same(await core.verifySignature(vector.body, vector.signature, vector.secret), vector.valid, 'verified')
+      same(await core.verifySignature(vector.body, vector.signature, vector.secret, options), vector.valid, 'verified')
     })
     await tally.check(`core: verifySignature ${verdict} ${vector.name} (the bytes on the wire)`, async () => {
       const bytes = Uint8Array.from(atob(vector.bodyBase64), (char) => char.charCodeAt(0))
-      same(await core.verifySignature(bytes, vector.signature, [`${vector.secret}-rotated`, vector.secret]), vector.valid, 'verified')
+      same(
+        await core.verifySignature(bytes, vector.signature, [`${vector.secret}-rotated`, vector.secret], options),
+        vector.valid,
+        'verified',
+      )
     })
+    if (options.unicodeWhitespace) {
+      await tally.check(`core: verifySignature refuses ${vector.name} without unicodeWhitespace`, async () => {
+        same(await core.verifySignature(vector.body, vector.signature, vector.secret), false, 'verified')
+      })
+    }
     if (!vector.valid) continue
     await tally.check(`core: sign reproduces the service's signature for ${vector.name}`, async () => {
       const body = new TextEncoder().encode(vector.body)
@@ -51,6 +61,30 @@ export async function checkCore(tally: Tally): Promise<void> {
     await tally.check(`core: Basic credentials ${JSON.stringify(username)} are formatted and parsed as the service does`, () => {
       same(core.formatBasicAuthorization(username, password), header, 'Authorization')
       same(core.parseBasicAuthorization(header), { username, password }, 'parsed')
+    })
+  }
+}
+
+/**
+ * Empty credentials are refused when the middleware is built, in every mode, so that an unset
+ * environment variable never opens a receiver (the contract's Setup paragraph).
+ */
+export async function checkSetup(tally: Tally): Promise<void> {
+  const empty: [string, core.WebhookAuth][] = [
+    ["mode 'secret' with an empty secret", { mode: 'secret', secret: '' }],
+    ["mode 'basic' with an empty password", { mode: 'basic', username: 'hook-user', password: '' }],
+    ["mode 'oauth2' with an empty app secret", { mode: 'oauth2', appId: 'wx-app-1042', secret: '' }],
+  ]
+  for (const [what, auth] of empty) {
+    await tally.check(`hono: webhook() throws a TypeError from @hookguard/ at setup for ${what}`, () => {
+      let thrown: unknown
+      try {
+        webhook({ auth })
+      } catch (error) {
+        thrown = error
+      }
+      assert(thrown instanceof TypeError, `expected a TypeError, got ${thrown === undefined ? 'none' : String(thrown)}`)
+      assert(thrown.message.startsWith('@hookguard/'), `the message does not name the package: ${thrown.message}`)
     })
   }
 }

@@ -1,8 +1,8 @@
 import { sendToFetch } from '../../test/support/fetch.ts'
 import { honoApp } from '../../test/support/hono-app.ts'
-import { type Build, checkBodyStillReadable, checkBuild, checkClient, checkCore } from './checks.ts'
+import { type Build, checkBodyStillReadable, checkBuild, checkClient, checkCore, checkSetup } from './checks.ts'
 import { Tally } from './reply.ts'
-import { runTable } from './table.ts'
+import { inProcessRows, runTable } from './table.ts'
 
 export interface PortableRun {
   /** The core build this runtime is expected to load. */
@@ -13,14 +13,20 @@ export interface PortableRun {
   mockUrl: string | undefined
 }
 
-/** Everything that runs inside one runtime: the build it loaded, the core, the Hono table in process, the client. */
+/** Everything that runs inside one runtime: the build it loaded, the core, setup checks, the Hono table in process, the client. */
 export async function runPortable({ build, reference, mockUrl }: PortableRun, tally = new Tally()): Promise<Tally> {
   await checkBuild(tally, build, reference)
   await checkCore(tally)
-  await runTable(tally, 'app.request', (_id, options) => {
-    const { app, handled } = honoApp(options)
-    return { send: (outgoing) => sendToFetch(app.request, outgoing), handled }
-  })
+  await checkSetup(tally)
+  await runTable(
+    tally,
+    'app.request',
+    (_id, options) => {
+      const { app, handled } = honoApp(options)
+      return { send: (outgoing) => sendToFetch(app.request, outgoing), handled }
+    },
+    inProcessRows,
+  )
   await checkBodyStillReadable(tally)
   await checkClient(tally, mockUrl)
   return tally

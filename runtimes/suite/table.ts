@@ -1,5 +1,5 @@
 import type { WebhookOptions } from '@hookguard/core'
-import { type Case, clock, groups, SECRETS, START } from '../../test/conformance/cases.ts'
+import { type Case, clock, contentLength, groups, SECRETS, START } from '../../test/conformance/cases.ts'
 import type { Outgoing, Reply } from '../../test/support/http.ts'
 import { type Tally, verifyReply } from './reply.ts'
 
@@ -32,13 +32,28 @@ export const rows: readonly Row[] = groups.flatMap((group, g) =>
   group.cases.map((row, r) => ({ id: `${g}.${r}`, name: `${group.name} > ${row.name}`, row })),
 )
 
+/**
+ * `rows`, and the Content-Length rows, sent only where a fetch `Request` reaches the app as it is:
+ * over HTTP, workerd's front refuses every such length itself (500), and Bun and Deno refuse all
+ * but a length repeated on two lines, which `served.ts` sends them over a socket.
+ */
+export const inProcessRows: readonly Row[] = [
+  ...rows,
+  ...contentLength.cases.map((row, r) => ({ id: `content-length.${r}`, name: `${contentLength.name} > ${row.name}`, row })),
+]
+
 export function findRow(id: string): Case | undefined {
   return rows.find((entry) => entry.id === id)?.row
 }
 
-/** Runs every row of `test/conformance/cases.ts` against an app that `start` builds for it. */
-export async function runTable(tally: Tally, how: string, start: (id: string, options: WebhookOptions) => Started): Promise<void> {
-  for (const { id, name, row } of rows) {
+/** Runs every row of `table` (by default the conformance table's groups) against an app that `start` builds for it. */
+export async function runTable(
+  tally: Tally,
+  how: string,
+  start: (id: string, options: WebhookOptions) => Started,
+  table: readonly Row[] = rows,
+): Promise<void> {
+  for (const { id, name, row } of table) {
     await tally.check(`hono (${how}): ${name}`, async () => {
       clock.now = START
       const options = row.options()

@@ -2,6 +2,9 @@ import { once } from 'node:events'
 import http from 'node:http'
 import net from 'node:net'
 import { type Reply, readReply } from '../../support/http.ts'
+import { parseResponse } from '../../support/wire.ts'
+
+export { head } from '../../support/wire.ts'
 
 /** What came back on a socket: the first answer, if any, and whether the server closed the connection. */
 export interface RawReply extends Reply {
@@ -37,12 +40,13 @@ export function exchange(port: number, { bytes, afterwards, waitMs = 2000 }: Raw
       settled = true
       clearTimeout(timer)
       socket.destroy()
-      resolve({ ...parseFirstResponse(Buffer.concat(received)), closedByServer })
+      const { status = 0, headers = {}, text = '' } = parseResponse(Buffer.concat(received), true) ?? {}
+      resolve({ status, headers, text, closedByServer })
     }
     const timer = setTimeout(finish, waitMs)
     socket.on('data', (chunk: Buffer) => {
       received.push(chunk)
-      if (parseFirstResponse(Buffer.concat(received)).complete) finish()
+      if (parseResponse(Buffer.concat(received))?.complete) finish()
     })
     socket.on('end', () => {
       closedByServer = true
@@ -62,47 +66,6 @@ export function exchange(port: number, { bytes, afterwards, waitMs = 2000 }: Raw
       }
     })
   })
-}
-
-function parseFirstResponse(data: Buffer): Omit<RawReply, 'closedByServer'> & { complete: boolean } {
-  const text = data.toString('latin1')
-  const end = text.indexOf('\r\n\r\n')
-  if (end === -1) return { status: 0, headers: {}, text: '', complete: false }
-  const [statusLine = '', ...lines] = text.slice(0, end).split('\r\n')
-  const status = Number(statusLine.split(' ')[1] ?? 0)
-  const headers: Record<string, string> = {}
-  for (const line of lines) {
-    const colon = line.indexOf(':')
-    const name = line.slice(0, colon).trim().toLowerCase()
-    const value = line.slice(colon + 1).trim()
-    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`
-  }
-  const rest = data.subarray(end + 4)
-  if (headers['transfer-encoding']?.toLowerCase() === 'chunked') {
-    const body = dechunk(rest)
-    return { status, headers, text: body?.toString('utf8') ?? '', complete: body !== undefined }
-  }
-  const length = Number(headers['content-length'] ?? 0)
-  return { status, headers, text: rest.subarray(0, length).toString('utf8'), complete: rest.length >= length }
-}
-
-function dechunk(data: Buffer): Buffer | undefined {
-  const parts: Buffer[] = []
-  let at = 0
-  for (;;) {
-    const lineEnd = data.indexOf('\r\n', at)
-    if (lineEnd === -1) return undefined
-    const size = Number.parseInt(data.subarray(at, lineEnd).toString('latin1'), 16)
-    if (size === 0) return Buffer.concat(parts)
-    if (data.length < lineEnd + 2 + size + 2) return undefined
-    parts.push(data.subarray(lineEnd + 2, lineEnd + 2 + size))
-    at = lineEnd + 2 + size + 2
-  }
-}
-
-/** An HTTP/1.1 request head, with the header lines exactly as given (repeats and all). */
-export function head(method: string, path: string, lines: readonly (readonly [string, string])[]): string {
-  return `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`
 }
 
 /**

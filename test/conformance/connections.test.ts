@@ -1,0 +1,245 @@
+import { formatBasicAuthorization, sign, type WebhookOptions } from '@hookguard/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type Served, startServed } from '../robustness/support/listening.ts'
+import { type AppFactory, factories, type Received } from '../support/apps.ts'
+import type { Reply } from '../support/http.ts'
+import { aftermath, announcesClose, type Connection, chunked, connect, head } from '../support/wire.ts'
+
+// The contract's rule for connections, on the wire of every adapter that listens on a socket: after
+// refusing a body it has not read in full, a receiver either reads the rest (within a bound) and
+// keeps the connection, so that the sender's next delivery on it is answered, or says
+// `Connection: close` and closes it. Each test speaks raw HTTP/1.1 over one connection, because
+// Node's own client would hide the difference by opening another.
+
+const KIB = 1024
+const LIMIT = KIB
+const SECRET = 'whsec-connections-2f9a41'
+const BASIC = { username: 'hook-user', password: 'correct horse' }
+const SIGNATURE = 'X-Service-Hmac-Signature'
+const EVENT = '{"event":"customer.created","tenant":"acme","data":{"id":884211}}'
+/** A test waits at most this long for an answer or a close (a stall fails it, it never hangs). */
+const TEST_TIMEOUT = 10_000
+
+const none = (): WebhookOptions => ({ auth: { mode: 'none' }, maxBodySize: LIMIT })
+const secret = (): WebhookOptions => ({ auth: { mode: 'secret', secret: SECRET }, maxBodySize: LIMIT })
+const basic = (): WebhookOptions => ({ auth: { mode: 'basic', ...BASIC }, maxBodySize: LIMIT })
+
+type Lines = [string, string][]
+const JSON_TYPE: Lines = [['Content-Type', 'application/json']]
+
+/** What `mode` needs on a request for `body` to be delivered. */
+async function credentials(options: WebhookOptions, body: string): Promise<Lines> {
+  switch (options.auth.mode) {
+    case 'secret':
+      return [[SIGNATURE, await sign(body, SECRET)]]
+    case 'basic':
+      return [['Authorization', formatBasicAuthorization(BASIC.username, BASIC.password)]]
+    default:
+      return []
+  }
+}
+
+/** A delivery the app must accept, as the next request on a connection. */
+async function delivery(options: WebhookOptions): Promise<string> {
+  return `${head('POST', '/hooks', [...JSON_TYPE, ...(await credentials(options, EVENT)), ['Content-Length', String(EVENT.length)]])}${EVENT}`
+}
+
+/** `size` bytes of a JSON string that has not ended yet: a body still being sent. */
+const bodyStart = (size: number) => `"${'x'.repeat(size - 1)}`
+
+const serverFactories = factories.filter((factory) => factory.name !== 'Hono (app.request)')
+
+let open: { app?: Served; connection?: Connection }[] = []
+afterEach(async () => {
+  const closing = open
+  open = []
+  for (const { app, connection } of closing) {
+    connection?.destroy()
+    await app?.close()
+  }
+})
+
+/** Starts `factory`'s app and opens one connection to it; both are closed after the test. */
+async function connected(factory: AppFactory, options: WebhookOptions): Promise<{ app: Served; connection: Connection }> {
+  const entry: { app?: Served; connection?: Connection } = {}
+  open.push(entry)
+  const app = await startServed(factory, options)
+  entry.app = app
+  if (app.port === undefined) throw new Error(`${factory.name} does not listen on a port`)
+  const connection = await connect(app.port)
+  entry.connection = connection
+  return { app, connection }
+}
+
+/** Reads the answer to the first request, failing the test if none arrives in time. */
+async function firstAnswer(connection: Connection): Promise<Reply> {
+  const reply = await connection.reply()
+  if (reply === undefined) {
+    const closed = await connection.closed(0)
+    throw new Error(closed ? 'the server closed the connection without answering' : 'no answer arrived (a stall)')
+  }
+  return reply
+}
+
+function expectRefusal(reply: Reply, status: number, error: string): void {
+  expect(reply.status, reply.text.slice(0, 300)).toBe(status)
+  expect(JSON.parse(reply.text)).toEqual({ error, message: expect.any(String) })
+  expect(reply.headers['cache-control']).toBe('no-store')
+}
+
+describe.each(serverFactories)('$name', (factory) => {
+  describe('after a chunked body that grows past maxBodySize', () => {
+    // Past what Node buffers for a request nobody reads: a server that stops reading there can
+    // never reach the next request on the connection.
+    const large = { chunks: 256, size: KIB }
+    it.each([
+      { mode: 'none', options: none, chunks: 8, size: 256, last: false, why: 'still streaming' },
+      { mode: 'none', options: none, chunks: 8, size: 256, last: true, why: '2 KiB sent in full, last chunk and all' },
+      { mode: 'none', options: none, ...large, last: true, why: '256 KiB sent in full, last chunk and all' },
+      { mode: 'secret', options: secret, chunks: 8, size: 256, last: false, why: 'still streaming, signed as the empty body' },
+    ])(
+      "answers 413 payload_too_large with Connection: close, and closes the connection (mode '$mode', $why)",
+      async ({ options, chunks, size, last }) => {
+        const { app, connection } = await connected(factory, options())
+        const lines: Lines = [...JSON_TYPE, ...(await credentials(options(), '')), ['Transfer-Encoding', 'chunked']]
+        await connection.write(head('POST', '/hooks', lines), chunked(Array(chunks).fill(bodyStart(size)), last))
+        const reply = await firstAnswer(connection)
+        expectRefusal(reply, 413, 'payload_too_large')
+        // Too much to drain: the answer announces the close, and the server closes.
+        const after = await aftermath(connection, reply, [await delivery(options())])
+        expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
+        expect(app.handled()).toBe(0)
+      },
+      TEST_TIMEOUT,
+    )
+  })
+
+  describe('after a declared Content-Length over maxBodySize', () => {
+    it.each([
+      { declared: 4 * KIB, sent: 512, why: 'with only part of the body sent' },
+      { declared: 256 * KIB, sent: 256 * KIB, why: 'with the whole body (256 KiB) sent' },
+    ])(
+      'answers 413 payload_too_large with Connection: close, and closes the connection ($why)',
+      async ({ declared, sent }) => {
+        const { app, connection } = await connected(factory, none())
+        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(declared)]]), bodyStart(sent))
+        const reply = await firstAnswer(connection)
+        expectRefusal(reply, 413, 'payload_too_large')
+        // Too much to drain: the answer announces the close, and the server closes.
+        const after = await aftermath(connection, reply, [await delivery(none())])
+        expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
+        expect(app.handled()).toBe(0)
+      },
+      TEST_TIMEOUT,
+    )
+  })
+
+  describe('after a 401 for a body within maxBodySize', () => {
+    const refusals = [
+      {
+        refusal: "mode 'basic', a wrong password",
+        options: basic,
+        lines: (): Lines => [['Authorization', formatBasicAuthorization(BASIC.username, 'wrong horse')]],
+        error: 'invalid_credentials',
+      },
+      { refusal: "mode 'secret', no signature header", options: secret, lines: (): Lines => [], error: 'missing_signature' },
+      {
+        refusal: "mode 'secret', a wrong signature (read after the body)",
+        options: secret,
+        lines: (): Lines => [[SIGNATURE, '0'.repeat(64)]],
+        error: 'invalid_signature',
+      },
+    ]
+    const framings = [
+      {
+        framing: 'declared with Content-Length',
+        frame: (body: string): [Lines, string] => [[['Content-Length', String(body.length)]], body],
+      },
+      {
+        framing: 'chunked',
+        frame: (body: string): [Lines, Buffer] => [[['Transfer-Encoding', 'chunked']], chunked([body.slice(0, 20), body.slice(20)])],
+      },
+    ]
+    const cells = refusals.flatMap((refusal) => framings.map((framing) => ({ ...refusal, ...framing })))
+
+    it.each(cells)(
+      'answers 401 $error and then the next delivery on the same connection ($refusal, $framing)',
+      async ({ options, lines, error, frame }) => {
+        const { app, connection } = await connected(factory, options())
+        const [framingLines, body] = frame(EVENT)
+        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...lines(), ...framingLines]), body)
+        const reply = await firstAnswer(connection)
+        expectRefusal(reply, 401, error)
+
+        // A body within the limit is drained, so the connection is kept rather than closed.
+        const after = await aftermath(connection, reply, [await delivery(options())])
+        expect(after, 'what became of the connection').toMatchObject({ outcome: 'kept' })
+        if (after.outcome !== 'kept') return
+        expect(after.next.status, after.next.text.slice(0, 300)).toBe(200)
+        expect((JSON.parse(after.next.text) as Received).payload).toEqual(JSON.parse(EVENT))
+        expect(app.handled()).toBe(1)
+      },
+      TEST_TIMEOUT,
+    )
+  })
+
+  describe('after an early 401 for a body over maxBodySize', () => {
+    const wrongPassword: Lines = [['Authorization', formatBasicAuthorization(BASIC.username, 'wrong horse')]]
+    it.each([
+      { framing: 'declared with Content-Length', lines: [['Content-Length', String(256 * KIB)]] as Lines, body: bodyStart(256 * KIB) },
+      { framing: 'chunked', lines: [['Transfer-Encoding', 'chunked']] as Lines, body: chunked(Array(256).fill(bodyStart(KIB))) },
+    ])(
+      'answers 401 with Connection: close and closes the connection, rather than read the body to its end ($framing, 256 KiB sent in full)',
+      async ({ lines, body }) => {
+        const { app, connection } = await connected(factory, basic())
+        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...wrongPassword, ...lines]), body)
+        const reply = await firstAnswer(connection)
+        expectRefusal(reply, 401, 'invalid_credentials')
+        const after = await aftermath(connection, reply, [await delivery(basic())])
+        expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
+        expect(app.handled()).toBe(0)
+      },
+      TEST_TIMEOUT,
+    )
+  })
+
+  describe("with a Content-Length list, which Node's HTTP parser refuses before any app code runs", () => {
+    const over = String(4 * LIMIT)
+    it.each([
+      { lines: [['Content-Length', `${over}, ${over}`]] as Lines, why: `'Content-Length: ${over}, ${over}' (over maxBodySize)` },
+      {
+        lines: [
+          ['Content-Length', over],
+          ['Content-Length', over],
+        ] as Lines,
+        why: `Content-Length: ${over} on two lines`,
+      },
+      { lines: [['Content-Length', '5, 6']] as Lines, why: "'Content-Length: 5, 6'" },
+      {
+        lines: [
+          ['Content-Length', '5'],
+          ['Content-Length', '6'],
+        ] as Lines,
+        why: 'Content-Length: 5 and 6 on two lines',
+      },
+    ])(
+      'is answered 400 by Node itself, with Connection: close, and the connection closes; the next connection is served ($why)',
+      async ({ lines }) => {
+        const { app, connection } = await connected(factory, none())
+        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...lines]), bodyStart(64))
+        const reply = await firstAnswer(connection)
+        expect(reply.status).toBe(400)
+        expect(reply.text, "Node's own answer has no body, so it is not hookguard's").toBe('')
+        expect(announcesClose(reply), 'Connection: close announced').toBe(true)
+        expect(await connection.closed(), 'the server closed the connection').toBe(true)
+
+        const next = await connect(app.port as number)
+        open.push({ connection: next })
+        await next.write(await delivery(none()))
+        expect((await next.reply())?.status).toBe(200)
+        expect(app.handled()).toBe(1)
+      },
+      TEST_TIMEOUT,
+    )
+  })
+})
