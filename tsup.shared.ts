@@ -9,7 +9,7 @@ interface PackageBuild {
    */
   bin?: string[]
   /**
-   * Build twice: a Node bundle (resolving `#crypto` with the `node` condition) and a Web
+   * Build twice: a Node bundle (resolving `#crypto` and `#utf8` with the `node` condition) and a Web
    * bundle for every other runtime. The package's export conditions pick between them.
    */
   conditional?: boolean

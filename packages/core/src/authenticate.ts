@@ -1,11 +1,11 @@
 import { basicChallenge, parseBasicAuthorization } from './basic.ts'
-import { decodeUtf8 } from './bytes.ts'
-import { SecretDigest } from './credentials.ts'
 import { WebhookError } from './errors.ts'
-import { DEFAULT_REALM, foundSecrets, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
-import { isFormUrlEncoded, type WebhookRequest } from './request.ts'
+import { formPayload, isFormUrlEncoded, parseForm } from './form.ts'
+import { foundSecrets, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
+import type { WebhookRequest } from './request.ts'
+import { SecretDigest } from './secret-digest.ts'
 import { type VerifySignatureOptions, verifySignature } from './signature.ts'
-import { TokenKeys } from './token-keys.ts'
+import type { TokenKeys } from './token-keys.ts'
 
 /** Reads the raw body once, within the size limit; later calls return the same bytes. */
 export type ReadBody = () => Promise<Uint8Array>
@@ -19,16 +19,20 @@ export type Authenticated = { payload: unknown } | undefined
 /** Synchronous where nothing needs waiting for (mode `none`), so the receiver awaits only when it must. */
 export type Authenticator = (req: WebhookRequest, readBody: ReadBody) => Authenticated | Promise<Authenticated>
 
-/** Builds the check for the configured mode. Throws `WebhookError` when a request fails it. */
-export function createAuthenticator(settings: Settings): Authenticator {
+/**
+ * Builds the check for the configured mode. Throws `WebhookError` when a request fails it.
+ * `tokens` are the oauth2 receiver's token keys, shared with its token address.
+ */
+export function createAuthenticator(settings: Settings, tokens: TokenKeys | undefined): Authenticator {
   const { auth } = settings
   switch (auth.mode) {
     case 'secret':
       return secretAuthenticator(auth.secret, settings, { unicodeWhitespace: auth.unicodeWhitespace === true })
     case 'basic':
-      return basicAuthenticator(auth)
+      return basicAuthenticator(auth, settings.realm)
     case 'oauth2':
-      return oauth2Authenticator(auth, settings.clock)
+      // The receiver builds token keys for exactly this mode.
+      return oauth2Authenticator(tokens as TokenKeys, settings.clock)
     case 'none':
       return () => undefined
   }
@@ -61,8 +65,8 @@ function secretAuthenticator(
 
 type BasicAuth = Extract<WebhookAuth, { mode: 'basic' }>
 
-function basicAuthenticator(auth: BasicAuth): Authenticator {
-  const headers = { 'www-authenticate': basicChallenge(auth.realm ?? DEFAULT_REALM) }
+function basicAuthenticator(auth: BasicAuth, realm: string): Authenticator {
+  const headers = { 'www-authenticate': basicChallenge(realm) }
   let check: (username: string, password: string, req: WebhookRequest) => Promise<boolean>
   if ('verify' in auth) {
     const { verify } = auth
@@ -90,12 +94,9 @@ function basicAuthenticator(auth: BasicAuth): Authenticator {
   }
 }
 
-type OAuth2Auth = Extract<WebhookAuth, { mode: 'oauth2' }>
-
 const BEARER = /^bearer[ ]+(\S+)\s*$/i
 
-function oauth2Authenticator(auth: OAuth2Auth, clock: () => number): Authenticator {
-  const keys = new TokenKeys(auth)
+function oauth2Authenticator(keys: TokenKeys, clock: () => number): Authenticator {
   return async (req, readBody) => {
     let token = req.url.searchParams.get('access_token') ?? req.header('authorization')?.match(BEARER)?.[1] ?? null
     let authenticated: Authenticated
@@ -115,31 +116,4 @@ function oauth2Authenticator(auth: OAuth2Auth, clock: () => number): Authenticat
     }
     return authenticated
   }
-}
-
-export function parseForm(body: Uint8Array): URLSearchParams {
-  try {
-    return new URLSearchParams(decodeUtf8(body))
-  } catch {
-    throw new WebhookError('invalid_body', 'The form body is not valid UTF-8.')
-  }
-}
-
-/**
- * A form's fields as an object; a repeated field becomes an array. Each field is defined as an own
- * property, as `JSON.parse` does, so a field named `__proto__` is data, not the object's prototype
- * (an assignment would hand the handler an object whose `hasOwnProperty` is an array's).
- */
-function formPayload(form: URLSearchParams): Record<string, string | string[]> {
-  const payload: Record<string, string | string[]> = {}
-  for (const key of new Set(form.keys())) {
-    const values = form.getAll(key)
-    Object.defineProperty(payload, key, {
-      value: values.length === 1 ? (values[0] as string) : values,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    })
-  }
-  return payload
 }

@@ -1,15 +1,10 @@
-import { backend } from '#crypto'
-
 const encoder = new TextEncoder()
 
 export function utf8(text: string): Uint8Array {
   return encoder.encode(text)
 }
 
-/** Decodes UTF-8, throwing a `TypeError` on malformed input rather than inserting U+FFFD. */
-export function decodeUtf8(bytes: Uint8Array): string {
-  return backend.decodeUtf8(bytes)
-}
+export { decodeUtf8 } from '#utf8'
 
 export function toBytes(body: string | Uint8Array): Uint8Array {
   return typeof body === 'string' ? encoder.encode(body) : body

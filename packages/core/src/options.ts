@@ -1,5 +1,4 @@
 import type { WebhookRequest } from './request.ts'
-import { DEFAULT_SIGNATURE_HEADER } from './signature.ts'
 
 /** A value, or a function of the request that finds it (per-tenant lookups). */
 export type Resolvable<T> = T | ((req: WebhookRequest) => T | Promise<T>)
@@ -58,12 +57,16 @@ export const DEFAULT_MAX_BODY_SIZE = 1_048_576
 export const DEFAULT_MAX_DEPTH = 1000
 export const DEFAULT_TOKEN_TTL = 7200
 export const DEFAULT_REALM = 'webhook'
+/** The header the service puts its signature in. */
+export const DEFAULT_SIGNATURE_HEADER = 'X-Service-Hmac-Signature'
 
 /** Options with every default filled in, checked once when a receiver is created. */
 export interface Settings {
   auth: WebhookAuth
   /** Mode `secret` with fixed secrets: the list, checked once. */
   secrets: readonly string[] | undefined
+  /** Mode `basic`: the realm of its challenge. */
+  realm: string
   maxBodySize: number
   maxDepth: number
   signatureHeader: string
@@ -177,6 +180,7 @@ export function checkOptions(options: WebhookOptions, packageName = '@hookguard/
   return {
     auth: checked,
     secrets: checked.mode === 'secret' && typeof checked.secret !== 'function' ? checkSecrets(checked.secret, fail) : undefined,
+    realm: (checked.mode === 'basic' ? checked.realm : undefined) ?? DEFAULT_REALM,
     maxBodySize: checkPositiveInteger(maxBodySize, 'maxBodySize', fail),
     maxDepth: checkPositiveInteger(maxDepth, 'maxDepth', fail),
     signatureHeader,

@@ -7,6 +7,7 @@ import { checkOptions, type Settings, type WebhookMode, type WebhookOptions } fr
 import { type BodySource, type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
 import { errorResponse, type WebhookResponse } from './response.ts'
 import { createTokenIssuer, tokenErrorResponse } from './token-endpoint.ts'
+import { TokenKeys } from './token-keys.ts'
 
 /**
  * A verified delivery, as the handler after the middleware sees it. `RawBody` is what the bytes
@@ -60,8 +61,10 @@ export function createReceiver(
   const settings = checkOptions(options, packageName)
   const { auth, maxDepth } = settings
   if (role === 'token' && auth.mode !== 'oauth2') settings.fail(`a token endpoint needs auth.mode 'oauth2', not '${auth.mode}'`)
-  const authenticate = createAuthenticator(settings)
-  const issue = auth.mode === 'oauth2' ? createTokenIssuer(auth, settings) : undefined
+  // One set of token keys for both addresses: derived once, with the slow KDF, at setup.
+  const tokens = auth.mode === 'oauth2' ? new TokenKeys(auth) : undefined
+  const authenticate = createAuthenticator(settings, tokens)
+  const issue = tokens === undefined ? undefined : createTokenIssuer(tokens, settings)
 
   return {
     mode: auth.mode,

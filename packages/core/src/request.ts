@@ -129,8 +129,3 @@ function rawHeader(raw: readonly string[], lowerName: string): string | null {
   }
   return value
 }
-
-export function isFormUrlEncoded(request: WebhookRequest): boolean {
-  const type = request.header('content-type')
-  return type !== null && /^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)
-}

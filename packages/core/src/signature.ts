@@ -1,12 +1,8 @@
+import { backend } from '#crypto'
 import { fromHex, toBytes, toHex } from './bytes.ts'
 import { gsonCandidate, stripUnicodeWhitespace } from './canonical.ts'
 import { timingSafeEqual } from './constant-time.ts'
-import type { HmacKey } from './crypto/types.ts'
-import { hmacSha256, keyFor, stripForHashing } from './hmac.ts'
-import { stripJavaWhitespace } from './strip.ts'
-
-/** The header the service puts its signature in. */
-export const DEFAULT_SIGNATURE_HEADER = 'X-Service-Hmac-Signature'
+import { keyFor } from './hmac-keys.ts'
 
 const DIGEST_HEX_LENGTH = 64
 
@@ -19,8 +15,8 @@ const DIGEST_HEX_LENGTH = 64
  */
 export async function sign(body: string | Uint8Array, secret: string): Promise<string> {
   assertSecret(secret, 'sign')
-  const digest = await hmacSha256(await keyFor(secret), stripJavaWhitespace(toBytes(body)))
-  return toHex(digest)
+  const [digest] = await backend.canonicalHmac([await keyFor(secret)], toBytes(body))
+  return toHex(digest as Uint8Array)
 }
 
 export interface VerifySignatureOptions {
@@ -60,46 +56,22 @@ export async function verifySignature(
   if (expected.length === 0) return false
 
   const raw = toBytes(body)
-  const keys: HmacKey[] = []
-  for (const secret of list) {
-    const key = keyFor(secret)
-    keys.push(key instanceof Promise ? await key : key)
-  }
+  // One secret is the usual case, and awaiting it alone is cheaper than Promise.all.
+  const keys = list.length === 1 ? [await keyFor(list[0] as string)] : await Promise.all(list.map(keyFor))
   // The service's own form. Exact: the body is hashed as received only when it holds none of
-  // Java's six whitespace bytes. The stripped text may be a scratch buffer, hashed at once.
-  const canonical = signedBy(stripForHashing(raw), keys, expected)
-  if (canonical === true || (canonical !== false && (await canonical))) return true
+  // Java's six whitespace bytes.
+  if (matchesAny(await backend.canonicalHmac(keys, raw), expected)) return true
   if (unicodeWhitespace) {
     const text = stripUnicodeWhitespace(raw)
-    if (text !== undefined && (await signedBy(text, keys, expected))) return true
+    if (text !== undefined && matchesAny(await backend.hmac(keys, text), expected)) return true
   }
   const escaped = gsonCandidate(raw)
-  return escaped !== undefined && (await signedBy(escaped, keys, expected))
+  return escaped !== undefined && matchesAny(await backend.hmac(keys, escaped), expected)
 }
 
-/** Whether `text` was signed by any of `keys`; synchronous where the platform hashes synchronously. */
-function signedBy(text: Uint8Array, keys: readonly HmacKey[], expected: readonly Uint8Array[]): boolean | Promise<boolean> {
-  for (let k = 0; k < keys.length; k++) {
-    const digest = hmacSha256(keys[k] as HmacKey, text)
-    if (digest instanceof Promise) return signedByAsync(digest, text, keys.slice(k + 1), expected)
-    if (matchesAny(digest, expected)) return true
-  }
-  return false
-}
-
-async function signedByAsync(
-  pending: Promise<Uint8Array>,
-  text: Uint8Array,
-  rest: readonly HmacKey[],
-  expected: readonly Uint8Array[],
-): Promise<boolean> {
-  if (matchesAny(await pending, expected)) return true
-  for (const key of rest) if (matchesAny(await hmacSha256(key, text), expected)) return true
-  return false
-}
-
-function matchesAny(digest: Uint8Array, expected: readonly Uint8Array[]): boolean {
-  for (const candidate of expected) if (timingSafeEqual(digest, candidate)) return true
+/** Whether any digest (one per secret) is any value the header holds. */
+function matchesAny(digests: readonly Uint8Array[], expected: readonly Uint8Array[]): boolean {
+  for (const digest of digests) for (const candidate of expected) if (timingSafeEqual(digest, candidate)) return true
   return false
 }
 

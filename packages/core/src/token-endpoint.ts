@@ -1,11 +1,12 @@
-import { parseForm, type ReadBody } from './authenticate.ts'
+import type { ReadBody } from './authenticate.ts'
 import { basicChallenge, parseBasicAuthorization } from './basic.ts'
-import { SecretDigest } from './credentials.ts'
 import { WebhookError } from './errors.ts'
-import type { Settings, WebhookAuth } from './options.ts'
-import { isFormUrlEncoded, type WebhookRequest } from './request.ts'
+import { isFormUrlEncoded, parseForm } from './form.ts'
+import type { Settings } from './options.ts'
+import type { WebhookRequest } from './request.ts'
 import { jsonResponse, type WebhookResponse } from './response.ts'
-import { TokenKeys } from './token-keys.ts'
+import { SecretDigest } from './secret-digest.ts'
+import type { TokenKeys } from './token-keys.ts'
 
 /**
  * The realm of the token address's Basic challenge. Its own protection space: the app id and
@@ -45,10 +46,9 @@ interface ClientCredentials {
  * them with {@link tokenErrorResponse}. The answer never holds the secret, the client id that
  * was presented, a token or a query string.
  */
-export function createTokenIssuer(auth: Extract<WebhookAuth, { mode: 'oauth2' }>, settings: Settings): TokenIssuer {
-  const keys = new TokenKeys(auth)
-  const appId = new SecretDigest(auth.appId)
-  const secret = new SecretDigest(auth.secret)
+export function createTokenIssuer(keys: TokenKeys, settings: Settings): TokenIssuer {
+  const appId = new SecretDigest(keys.appId)
+  const secret = new SecretDigest(keys.clientSecret)
 
   return async function issueToken(req, readBody) {
     const params = await readParams(req, readBody)

@@ -12,12 +12,15 @@ let warnedShort = false
  */
 export class TokenKeys {
   readonly appId: string
+  /** The app secret the token address checks clients against (not necessarily the key material). */
+  readonly clientSecret: string
   readonly ttl: number
   readonly #keys: Promise<HmacKey[]>
 
   constructor({ appId, secret, tokenKeys, tokenTtl = DEFAULT_TOKEN_TTL }: Extract<WebhookAuth, { mode: 'oauth2' }>) {
     const material = tokenKeys ?? [secret]
     this.appId = appId
+    this.clientSecret = secret
     this.ttl = tokenTtl
     this.#keys = Promise.all(material.map((entry) => deriveTokenKey(entry, appId)))
     // Awaited by every request; this keeps a failure from also surfacing as an unhandled rejection.

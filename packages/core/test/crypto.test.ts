@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { backend as active } from '#crypto'
-import { hmacPaths, backend as node } from '../src/crypto/node.ts'
+import { backend as node } from '../src/crypto/node.ts'
 import { backend as web } from '../src/crypto/web.ts'
+import { stripJavaWhitespace } from '../src/strip.ts'
 
 const encode = (text: string) => new TextEncoder().encode(text)
 const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
@@ -11,7 +12,7 @@ describe('the crypto backends', () => {
     const expected = '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843'
     for (const backend of [node, web]) {
       const key = await backend.importHmacKey(encode('Jefe'))
-      expect(hex(await backend.hmacSha256(key, encode('what do ya want for nothing?')))).toBe(expected)
+      expect((await backend.hmac([key], encode('what do ya want for nothing?'))).map(hex)).toEqual([expected])
     }
   })
 
@@ -20,35 +21,48 @@ describe('the crypto backends', () => {
     for (const backend of [node, web]) expect(hex(await backend.sha256(encode('abc')))).toBe(expected)
   })
 
+  it('agree on PBKDF2-HMAC-SHA256 (RFC 7914 §11, 1 round)', async () => {
+    const expected = '55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc'
+    for (const backend of [node, web]) expect(hex(await backend.pbkdf2Sha256(encode('passwd'), encode('salt'), 1))).toBe(expected)
+  })
+
   it('are chosen by export condition: Node crypto on Node, Web Crypto elsewhere', () => {
     // Each vitest project that runs this file says which build it resolves.
     expect(active).toBe({ node, web }[process.env.EXPECTED_CRYPTO as 'node' | 'web'])
   })
 })
 
-describe("the Node backend's two HMAC paths", () => {
+describe('HMAC on the Node build', () => {
   const keyLengths = [1, 33, 63, 64, 65, 200]
-  const sizes = [0, 1, 55, 56, 64, 1000, hmacPaths.ONE_SHOT_MAX - 1, hmacPaths.ONE_SHOT_MAX]
+  // Around the block size, and on either side of the size where a one-shot hash gives way to createHmac.
+  const sizes = [0, 1, 55, 56, 64, 1000, 16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 70_000]
 
-  it('agree with each other and with Web Crypto for keys around the block size and bodies up to the one-shot limit', async () => {
-    expect(hmacPaths.oneShot(await node.importHmacKey(encode('k')), encode('x'))).toBeDefined()
+  it('agrees with Web Crypto for keys around the block size and bodies of every size', async () => {
     for (const keyLength of keyLengths) {
       const secret = Uint8Array.from({ length: keyLength }, (_, i) => (i * 37 + keyLength) & 0xff)
-      const nodeKey = await node.importHmacKey(secret)
-      const webKey = await web.importHmacKey(secret)
+      const keys = [await node.importHmacKey(secret), await node.importHmacKey(encode('second'))]
+      const webKeys = [await web.importHmacKey(secret), await web.importHmacKey(encode('second'))]
       for (const size of sizes) {
         const data = Uint8Array.from({ length: size }, (_, i) => (i * 11) & 0xff)
-        const expected = hex(await web.hmacSha256(webKey, data))
-        expect(hex(hmacPaths.oneShot(nodeKey, data) as Uint8Array), `key ${keyLength}, body ${size}`).toBe(expected)
-        expect(hex(hmacPaths.streamed(nodeKey, data)), `key ${keyLength}, body ${size}`).toBe(expected)
+        expect((await node.hmac(keys, data)).map(hex), `key ${keyLength}, body ${size}`).toEqual((await web.hmac(webKeys, data)).map(hex))
       }
     }
   })
 
-  it('leave no trace of a longer body in a shorter one', async () => {
+  it('leaves no trace of a longer body in a shorter one', async () => {
     const key = await node.importHmacKey(encode('whsec-demo'))
-    const long = new Uint8Array(5000).fill(0x61)
-    hmacPaths.oneShot(key, long)
-    expect(hex(hmacPaths.oneShot(key, encode('{}')) as Uint8Array)).toBe(hex(hmacPaths.streamed(key, encode('{}'))))
+    const webKey = await web.importHmacKey(encode('whsec-demo'))
+    await node.hmac([key], new Uint8Array(5000).fill(0x61))
+    expect((await node.hmac([key], encode('{}'))).map(hex)).toEqual((await web.hmac([webKey], encode('{}'))).map(hex))
+  })
+})
+
+describe('canonicalHmac', () => {
+  it('is the HMAC of the body with Java whitespace removed, on both builds, for every key', async () => {
+    const body = encode('{ "a" :\t1,\n"b":\x0B2\f,\r"c": "x y\u3000z" }')
+    for (const backend of [node, web]) {
+      const keys = await Promise.all(['one', 'two'].map((s) => backend.importHmacKey(encode(s))))
+      expect((await backend.canonicalHmac(keys, body)).map(hex)).toEqual((await backend.hmac(keys, stripJavaWhitespace(body))).map(hex))
+    }
   })
 })

@@ -405,7 +405,9 @@ describe('createReceiver', () => {
 
     describe('the token acquisition address', () => {
       it("answers 200 with a Bearer token for the service's GET", async () => {
-        const answer = await createReceiver(oauth(), { role: 'token' }).token(request({ method: 'GET', url: tokenUrl(goodParams), body: '' }))
+        const answer = await createReceiver(oauth(), { role: 'token' }).token(
+          request({ method: 'GET', url: tokenUrl(goodParams), body: '' }),
+        )
         expect(answer.status).toBe(200)
         expect(answer.headers['cache-control']).toBe('no-store')
         expect(JSON.parse(answer.body)).toEqual({ access_token: expect.any(String), expires_in: 7200, token_type: 'Bearer' })

@@ -93,7 +93,7 @@ describe('every comparison of a secret', () => {
 
     it.each([
       ['signature.ts', 'signatures'],
-      ['credentials.ts', 'Basic credentials and the token endpoint’s client'],
+      ['secret-digest.ts', 'Basic credentials and the token endpoint’s client'],
       ['token.ts', 'token MACs'],
     ])('is imported from constant-time.ts by %s, which compares %s', (file) => {
       const { code } = files.find((source) => source.file === file) ?? { code: '' }
@@ -101,7 +101,7 @@ describe('every comparison of a secret', () => {
       expect(code).toMatch(/\btimingSafeEqual\(/)
     })
 
-    it('has Basic credentials and the token endpoint compared through SecretDigest (credentials.ts), not by hand', () => {
+    it('has Basic credentials and the token endpoint compared through SecretDigest (secret-digest.ts), not by hand', () => {
       for (const file of ['authenticate.ts', 'token-endpoint.ts']) {
         const { code } = files.find((source) => source.file === file) ?? { code: '' }
         expect(code, file).toMatch(/new SecretDigest\(/)

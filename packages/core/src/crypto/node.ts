@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer'
 import * as crypto from 'node:crypto'
 import { stripJavaWhitespace } from '../strip.ts'
 import type { CryptoBackend, HmacKey } from './types.ts'
@@ -77,6 +76,50 @@ function hasJavaWhitespace(body: Uint8Array): boolean {
   return false
 }
 
+/**
+ * The canonical text, possibly in the WebAssembly stripper's memory, which its next call
+ * overwrites: so it is hashed right here, synchronously, and never handed out.
+ */
+function transientCanonical(body: Uint8Array): Uint8Array {
+  if (!hasJavaWhitespace(body)) return body
+  if (body.length > WASM_STRIP_MAX) return stripJavaWhitespace(body)
+  // Compiled on first use, not at import: most deliveries never need it.
+  wasmStrip ??= createWasmStrip() ?? stripJavaWhitespace
+  return wasmStrip(body)
+}
+
+/**
+ * Above the one-shot size, a body is searched and hashed a chunk at a time, each chunk hashed
+ * right after its search found no whitespace, so both read it from cache; the first whitespace
+ * abandons the hashes for the stripped text. A compact body is thus read once per whitespace
+ * byte and once by the hash, and never copied.
+ */
+const SCAN_CHUNK = 16 * 1024
+
+function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array): Uint8Array[] {
+  if (body.length <= ONE_SHOT_MAX) {
+    const text = transientCanonical(body)
+    return keys.map((key) => hmacNow(key, text))
+  }
+  let hmacs: crypto.Hmac[] | undefined
+  for (let offset = 0; offset < body.length; offset += SCAN_CHUNK) {
+    const chunk = body.subarray(offset, offset + SCAN_CHUNK)
+    if (hasJavaWhitespace(chunk)) {
+      const text = transientCanonical(body)
+      return keys.map((key) => hmacNow(key, text))
+    }
+    // Made once the first chunk is known clean: a pretty body never pays for them.
+    hmacs ??= keys.map((key) => crypto.createHmac('sha256', (key as NodeHmacKey).secret))
+    for (const hmac of hmacs) hmac.update(chunk)
+  }
+  return (hmacs ?? []).map((hmac) => bytesOf(hmac.digest('binary')))
+}
+
+function hmacNow(key: HmacKey, data: Uint8Array): Uint8Array {
+  const nodeKey = key as NodeHmacKey
+  return bytesOf(hash !== undefined && data.length <= ONE_SHOT_MAX ? oneShotHmac(nodeKey, data, hash) : streamedHmac(nodeKey, data))
+}
+
 // node:crypto hashes synchronously and without copying the input to another thread, which is
 // what keeps verification at the cost of the HMAC itself on Node.
 export const backend: CryptoBackend = {
@@ -85,36 +128,12 @@ export const backend: CryptoBackend = {
     const key: NodeHmacKey = { secret: bytes, inner: padded(bytes, 0x36), outer: padded(bytes, 0x5c) }
     return key
   },
-  hmacSha256: (key, data) =>
-    bytesOf(
-      hash !== undefined && data.length <= ONE_SHOT_MAX
-        ? oneShotHmac(key as NodeHmacKey, data, hash)
-        : streamedHmac(key as NodeHmacKey, data),
-    ),
-  stripForHashing: (body) => {
-    if (!hasJavaWhitespace(body)) return body
-    if (body.length > WASM_STRIP_MAX) return stripJavaWhitespace(body)
-    // Compiled on first use, not at import: most deliveries never need it.
-    wasmStrip ??= createWasmStrip() ?? stripJavaWhitespace
-    return wasmStrip(body)
-  },
+  hmac: async (keys, data) => keys.map((key) => hmacNow(key, data)),
+  canonicalHmac: async (keys, body) => canonicalDigests(keys, body),
   sha256: async (data) => crypto.createHash('sha256').update(data).digest(),
   // The asynchronous form runs on libuv's thread pool, so a slow derivation never blocks requests.
   pbkdf2Sha256: (password, salt, iterations) =>
     new Promise((resolve, reject) => {
       crypto.pbkdf2(password, salt, iterations, 32, 'sha256', (error, key) => (error ? reject(error) : resolve(key)))
     }),
-  // Validating with isUtf8 and decoding with Buffer (both SIMD) beats a fatal TextDecoder,
-  // which goes through ICU, several times over on webhook-sized bodies.
-  decodeUtf8: (data) => {
-    if (!isUtf8(data)) throw new TypeError('The data is not valid UTF-8')
-    return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')
-  },
-}
-
-/** Exposed for tests: both ways of computing the HMAC must agree for every key and size. */
-export const hmacPaths = {
-  oneShot: (key: HmacKey, data: Uint8Array) => (hash === undefined ? undefined : bytesOf(oneShotHmac(key as NodeHmacKey, data, hash))),
-  streamed: (key: HmacKey, data: Uint8Array) => bytesOf(streamedHmac(key as NodeHmacKey, data)),
-  ONE_SHOT_MAX,
 }

@@ -1,6 +1,6 @@
+import { backend } from '#crypto'
 import { utf8 } from './bytes.ts'
 import { timingSafeEqual } from './constant-time.ts'
-import { sha256 } from './hmac.ts'
 
 /**
  * A secret string kept as its SHA-256 digest, compared against what a client presents.
@@ -12,11 +12,11 @@ export class SecretDigest {
   readonly #digest: Promise<Uint8Array>
 
   constructor(secret: string) {
-    this.#digest = sha256(utf8(secret))
+    this.#digest = backend.sha256(utf8(secret))
   }
 
   async matches(presented: string): Promise<boolean> {
-    const [actual, expected] = await Promise.all([sha256(utf8(presented)), this.#digest])
+    const [actual, expected] = await Promise.all([backend.sha256(utf8(presented)), this.#digest])
     return timingSafeEqual(actual, expected)
   }
 }

@@ -1,0 +1,11 @@
+import { isUtf8 } from 'node:buffer'
+
+/**
+ * Strict UTF-8 decoding: throws a `TypeError` on malformed input rather than inserting U+FFFD.
+ * Validating with `isUtf8` and decoding with Buffer (both SIMD) beats a fatal TextDecoder, which
+ * goes through ICU, several times over on webhook-sized bodies.
+ */
+export function decodeUtf8(data: Uint8Array): string {
+  if (!isUtf8(data)) throw new TypeError('The data is not valid UTF-8')
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')
+}
