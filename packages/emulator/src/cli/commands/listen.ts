@@ -93,7 +93,10 @@ function auth(chosen: WebhookAuth['mode'], values: Record<string, string | undef
   }
 }
 
-function receiverApp(options: WebhookOptions, report: (method: string, path: string, outcome: Outcome) => void): Hono<{ Variables: Partial<WebhookVariables> }> {
+function receiverApp(
+  options: WebhookOptions,
+  report: (method: string, path: string, outcome: Outcome) => void,
+): Hono<{ Variables: Partial<WebhookVariables> }> {
   // Partial: this outer middleware runs on every route, and webhook() has set a delivery only on
   // the ones it verified.
   const app = new Hono<{ Variables: Partial<WebhookVariables> }>()
