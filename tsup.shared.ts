@@ -2,14 +2,14 @@ import type { Options } from 'tsup'
 
 interface PackageBuild {
   /** Entry files, relative to the package: built as ESM and CommonJS, with type declarations. */
-  entry: string[]
+  entry: string[] | Record<string, string>
   /**
    * Command-line entries, relative to the package: ESM only and no declarations, since nothing
    * imports them. Each keeps its shebang and is made executable (`dist/<name>.js`).
    */
   bin?: string[]
   /**
-   * Build twice: a Node bundle (resolving `#crypto` and `#utf8` with the `node` condition) and a Web
+   * Build twice: a Node bundle (resolving `#crypto` and `#bytes` with the `node` condition) and a Web
    * bundle for every other runtime. The package's export conditions pick between them.
    */
   conditional?: boolean
@@ -40,11 +40,14 @@ export function buildPackage({ entry, bin = [], conditional = false }: PackageBu
     return [library, { ...common, entry: bin, format: ['esm'], platform: 'node', dts: false }]
   }
   if (bin.length > 0) throw new Error('tsup.shared.ts: a conditional build has no bin entries')
+  // Several entries share modules (WebhookError above all): split, so that each module exists once
+  // per build and `instanceof` holds across entries.
+  const shared = { ...common, splitting: true }
   return [
     // Declarations only: one set serves both builds. Its clean removes declarations only.
     { ...common, entry, outDir: 'dist', clean: true, dts: { only: true } },
     {
-      ...common,
+      ...shared,
       entry,
       outDir: 'dist/node',
       clean: true,
@@ -54,7 +57,7 @@ export function buildPackage({ entry, bin = [], conditional = false }: PackageBu
       },
     },
     {
-      ...common,
+      ...shared,
       entry,
       outDir: 'dist/web',
       clean: true,

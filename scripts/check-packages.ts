@@ -110,7 +110,7 @@ function checkPackedManifest(packed: Manifest, entries: TarEntry[], { problems, 
   for (const field of PATH_FIELDS) {
     if (/["/]src\//.test(JSON.stringify(packed[field] ?? null))) problems.push(`published "${field}" points into src/`)
   }
-  // The bundles inline `#crypto` and `#utf8`; a published imports map could only point at files not shipped.
+  // The bundles inline `#crypto` and `#bytes`; a published imports map could only point at files not shipped.
   if (packed.imports !== undefined && !isDeepStrictEqual(packed.imports, {})) problems.push('the published package.json has an imports map')
   for (const { path } of entries) {
     if (!path.startsWith('dist/') && !ALLOWED_TOP_LEVEL.has(path)) problems.push(`ships ${path}, which is neither dist/ nor README/LICENSE`)

@@ -37,6 +37,10 @@ const INSTALL = [
   `@types/node@${rootManifest.devDependencies['@types/node']}`,
   '@types/express@^5',
   '@types/koa@^3',
+  // @types/koa reads content-disposition's types from @types/content-disposition; from 2.0 the
+  // package ships its own, without the Options @types/koa names. Koa itself uses ~1.0, Express
+  // gets its newer one nested.
+  'content-disposition@~1.0.1',
 ]
 
 const started = Date.now()
@@ -221,6 +225,16 @@ try {
   await service.close()
 }
 
+// The three entries share one WebhookError: a refusal made by an adapter's building block is the
+// core's error, whichever entry it came through.
+const { WebhookError } = await import('@hookguard/core')
+const { rawBodyUnavailable, payloadTooLarge } = await import('@hookguard/core/adapter')
+const { readNodeBody } = await import('@hookguard/core/node')
+assert.ok(rawBodyUnavailable('x') instanceof WebhookError)
+assert.ok(payloadTooLarge(1) instanceof WebhookError)
+const consumed = { _body: true, readableEnded: true, readableDidRead: true, rawHeaders: [], headers: {} }
+await assert.rejects(readNodeBody(consumed, 10, 'mount it first'), (error) => error instanceof WebhookError && error.code === 'raw_body_unavailable')
+
 const core = import.meta.resolve('@hookguard/core')
 assert.match(core, /\\/dist\\/node\\/index\\.js$/)
 console.log('hono 200/401, receiver ok, client token ok, core → ' + core.slice(core.indexOf('/dist/')))
@@ -241,7 +255,9 @@ console.log(import.meta.resolve('@hookguard/core'))
   write(
     'cjs/test.cjs',
     `const assert = require('node:assert/strict')
-const { sign, verifySignature } = require('@hookguard/core')
+const { sign, verifySignature, WebhookError } = require('@hookguard/core')
+const { rawBodyUnavailable } = require('@hookguard/core/adapter')
+const { nodeRequestHeaders } = require('@hookguard/core/node')
 const { webhook } = require('@hookguard/express')
 const { deliver } = require('@hookguard/emulator')
 
@@ -249,6 +265,8 @@ const secret = '${SECRET}'
 
 async function main() {
   assert.equal(await verifySignature('{"a": 1}', await sign('{"a":1}', secret), secret), true)
+  assert.ok(rawBodyUnavailable('x') instanceof WebhookError, 'one WebhookError across entries')
+  assert.deepEqual(nodeRequestHeaders({ rawHeaders: ['A', 'b'], headers: {} }), ['A', 'b'])
   const seen = []
   for (const name of ['express', 'express4']) {
     const express = require(name)
@@ -300,7 +318,7 @@ main().catch((error) => { console.error(error); process.exitCode = 1 })
     `import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { sign, type VerifyResult, type WebhookDelivery, type WebhookOptions, createReceiver } from '@hookguard/core'
-import { webhook, type WebhookVariables } from '@hookguard/koa'
+import { webhook, type KoaWebhookDelivery, type WebhookVariables } from '@hookguard/koa'
 import { createClient, type Client } from '@hookguard/client'
 import Koa from 'koa'
 import { createRequire } from 'node:module'
@@ -331,7 +349,9 @@ for (const name of ['koa', 'koa2']) {
   const app = new KoaClass()
   app.use(webhook(options))
   app.use((ctx) => {
-    const delivery: WebhookDelivery | undefined = ctx.state.webhook
+    // A Buffer on Node: its own methods compile.
+    const delivery: KoaWebhookDelivery | undefined = ctx.state.webhook
+    delivery?.rawBody.toString('utf8')
     const variables: WebhookVariables | undefined = delivery && { webhook: delivery }
     ctx.body = { got: variables?.webhook.payload }
   })

@@ -1,5 +1,6 @@
 import { ApiError, createClient, type StoredToken } from '@hookguard/client'
 import * as core from '@hookguard/core'
+import * as protocol from '@hookguard/core/adapter'
 import { WebhookError as WebhookErrorFromHono, webhook } from '@hookguard/hono'
 import { Hono } from 'hono'
 import fixtures from '../../test/fixtures/signatures.json' with { type: 'json' }
@@ -29,8 +30,8 @@ export async function checkBuild(tally: Tally, build: Build, reference: { sign?:
 export async function checkCore(tally: Tally): Promise<void> {
   // These two were signed over another form of the body they carry, which `sign` does not produce.
   const signedOverFallback: Record<string, (body: Uint8Array) => Uint8Array | undefined> = {
-    'url-with-query/unescaped-body': core.escapeLikeGson,
-    'fullwidth-space-in-name/js-strip': core.stripUnicodeWhitespace,
+    'url-with-query/unescaped-body': protocol.escapeLikeGson,
+    'fullwidth-space-in-name/js-strip': protocol.stripUnicodeWhitespace,
   }
   for (const vector of fixtures.vectors) {
     const verdict = vector.valid ? 'accepts' : 'refuses'
@@ -59,8 +60,8 @@ export async function checkCore(tally: Tally): Promise<void> {
   }
   for (const { username, password, header } of fixtures.basic.cases) {
     await tally.check(`core: Basic credentials ${JSON.stringify(username)} are formatted and parsed as the service does`, () => {
-      same(core.formatBasicAuthorization(username, password), header, 'Authorization')
-      same(core.parseBasicAuthorization(header), { username, password }, 'parsed')
+      same(protocol.formatBasicAuthorization(username, password), header, 'Authorization')
+      same(protocol.parseBasicAuthorization(header), { username, password }, 'parsed')
     })
   }
 }

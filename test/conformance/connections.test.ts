@@ -1,4 +1,5 @@
-import { formatBasicAuthorization, sign, type WebhookOptions } from '@hookguard/core'
+import { sign, type WebhookOptions } from '@hookguard/core'
+import { formatBasicAuthorization } from '@hookguard/core/adapter'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Served, startServed } from '../robustness/support/listening.ts'
 import { type AppFactory, factories, type Received } from '../support/apps.ts'

@@ -1,4 +1,4 @@
-import { formatBasicAuthorization } from '@hookguard/core'
+import { formatBasicAuthorization } from '@hookguard/core/adapter'
 import { type Redact, type RequestContext, redactor } from './errors.ts'
 import { type Fetch, readAnswer, send } from './http.ts'
 import { encodeQuery, type Query, type QueryValue } from './query.ts'

@@ -1,3 +1,5 @@
+import { containsAnyByte } from './bytes.ts'
+
 /**
  * The texts a signature may have been made over, built from the raw body bytes. The rule lives
  * here; the fast stripping lives behind the platform backend (crypto/*.ts) and strip.ts.
@@ -59,7 +61,8 @@ function extraWhitespaceAt(body: Uint8Array, i: number): number {
  * Off by default in the verifier: the service's Java strip never produces this form, and accepting
  * it lets anyone holding one signed delivery insert invisible characters into its strings.
  */
-export function stripUnicodeWhitespace(body: Uint8Array): Uint8Array | undefined {
+export function stripUnicodeWhitespace(input: Uint8Array): Uint8Array | undefined {
+  const body = plain(input)
   let i = 0
   // Nothing is copied until the first character that makes a difference.
   while (i < body.length && extraWhitespaceAt(body, i) === 0) i++
@@ -87,30 +90,68 @@ export function stripUnicodeWhitespace(body: Uint8Array): Uint8Array | undefined
   return out.subarray(0, n)
 }
 
-/** Gson's default HTML-safe escapes: the byte, and its six-character `\uXXXX` form's last four. */
-const GSON_ESCAPED = new Uint8Array(256)
-const GSON_HEX: string[] = []
-for (const [byte, hex] of [
-  [0x3c, '003c'],
-  [0x3e, '003e'],
-  [0x26, '0026'],
-  [0x3d, '003d'],
-  [0x27, '0027'],
-] as const) {
-  GSON_ESCAPED[byte] = 1
-  GSON_HEX[byte] = hex
+/** Gson's default HTML-safe escapes: `< > & = '` as `\u003c`…, and U+2028/U+2029 (`E2 80 A8/A9`). */
+const GSON_HEX = new Map([
+  [0x3c, '3c'],
+  [0x3e, '3e'],
+  [0x26, '26'],
+  [0x3d, '3d'],
+  [0x27, '27'],
+])
+/** Per byte: 0 copied, 1 removed (Java whitespace, when stripping), 2 escaped, 3 maybe U+2028/9. */
+const COPY = 0
+const REMOVE = 1
+const ESCAPE = 2
+const LINE_SEPARATOR_LEAD = 3
+const KIND = new Uint8Array(256)
+for (const byte of GSON_HEX.keys()) KIND[byte] = ESCAPE
+KIND[0xe2] = LINE_SEPARATOR_LEAD
+/** The two hex digits each escape ends with, as character codes. */
+const HEX_HIGH = new Uint8Array(256)
+const HEX_LOW = new Uint8Array(256)
+for (const [byte, hex] of GSON_HEX) {
+  HEX_HIGH[byte] = hex.charCodeAt(0)
+  HEX_LOW[byte] = hex.charCodeAt(1)
 }
-const encoder = new TextEncoder()
-const ESCAPES: Uint8Array[] = []
-for (const [byte, hex] of GSON_HEX.entries()) if (hex !== undefined) ESCAPES[byte] = encoder.encode(`\\u${hex}`)
-const U2028 = encoder.encode('\\u2028')
-const U2029 = encoder.encode('\\u2029')
 
-/** U+2028 or U+2029 (`E2 80 A8` / `E2 80 A9`), which Gson escapes in every mode. */
-function lineSeparatorAt(body: Uint8Array, i: number): Uint8Array | undefined {
-  if (body[i] !== 0xe2 || body[i + 1] !== 0x80) return undefined
-  const b2 = body[i + 2]
-  return b2 === 0xa8 ? U2028 : b2 === 0xa9 ? U2029 : undefined
+/**
+ * Whether a 32-bit word may hold a byte Gson escapes: `& '` (0x26–0x27), `< = >` (0x3C–0x3E) or
+ * 0xE2 (the lead byte of U+2028/U+2029). Exact for existence (a borrow starts only at a byte that
+ * is one), so a clean word, most of any body, is skipped without looking at its bytes.
+ */
+function mayEscape(word: number): boolean {
+  const ampersand = word ^ 0x26262626
+  const angle = word ^ 0x3c3c3c3c
+  const lead = word ^ 0xe2e2e2e2
+  const flags = ((ampersand - 0x02020202) & ~ampersand) | ((angle - 0x03030303) & ~angle) | ((lead - 0x01010101) & ~lead)
+  return (flags & 0x80808080) !== 0
+}
+
+function isLineSeparatorAt(body: Uint8Array, i: number): boolean {
+  return body[i + 1] === 0x80 && (body[i + 2] === 0xa8 || body[i + 2] === 0xa9)
+}
+
+/** How many escapes the body needs, or -1 as soon as there are more than `max`. */
+function countEscapes(body: Uint8Array, max: number): number {
+  let count = 0
+  let i = 0
+  // Byte by byte up to a word boundary, then a word at a time over the aligned middle.
+  const start = Math.min((4 - (body.byteOffset % 4)) % 4, body.length)
+  const words = (body.length - start) >>> 2
+  const view = words === 0 ? new Int32Array(0) : new Int32Array(body.buffer, body.byteOffset + start, words)
+  for (; i < start; i++) count += escapeAt(body, i)
+  for (let w = 0; w < view.length; w++, i += 4) {
+    if (!mayEscape(view[w] as number)) continue
+    count += escapeAt(body, i) + escapeAt(body, i + 1) + escapeAt(body, i + 2) + escapeAt(body, i + 3)
+    if (count > max) return -1
+  }
+  for (; i < body.length; i++) count += escapeAt(body, i)
+  return count > max ? -1 : count
+}
+
+function escapeAt(body: Uint8Array, i: number): number {
+  const kind = KIND[body[i] as number]
+  return kind === ESCAPE || (kind === LINE_SEPARATOR_LEAD && isLineSeparatorAt(body, i)) ? 1 : 0
 }
 
 /**
@@ -120,7 +161,7 @@ function lineSeparatorAt(body: Uint8Array, i: number): Uint8Array | undefined {
  * holds none of them. This is the emulator's serialiser too, so it keeps whitespace.
  */
 export function escapeLikeGson(body: Uint8Array): Uint8Array | undefined {
-  return withGsonEscapes(body, false, Number.POSITIVE_INFINITY)
+  return withGsonEscapes(plain(body), false, Number.POSITIVE_INFINITY)
 }
 
 /**
@@ -137,33 +178,56 @@ const MAX_ESCAPED_SHARE = 5
  * escaped, or too much would (see {@link MAX_ESCAPED_SHARE}).
  */
 export function gsonCandidate(body: Uint8Array): Uint8Array | undefined {
-  return withGsonEscapes(body, true, Math.floor(body.length / MAX_ESCAPED_SHARE))
+  return withGsonEscapes(plain(body), true, Math.floor(body.length / MAX_ESCAPED_SHARE))
 }
 
+/** The kind of each byte when Java's whitespace is removed as well. */
+const KIND_STRIPPING = KIND.map((kind, byte) => (JAVA_WHITESPACE[byte] === 1 ? REMOVE : kind))
+
+/** The bytes that start something Gson escapes: what a body must hold for candidate 3 to exist. */
+const GSON_BYTES = [...GSON_HEX.keys(), 0xe2]
+
 function withGsonEscapes(body: Uint8Array, stripWhitespace: boolean, maxEscapes: number): Uint8Array | undefined {
-  let count = 0
-  for (let i = 0; i < body.length; i++) {
-    const b = body[i] as number
-    if (GSON_ESCAPED[b] === 1 || (b === 0xe2 && lineSeparatorAt(body, i) !== undefined)) {
-      // A count over the bound is known before the whole body is read.
-      if (++count > maxEscapes) return undefined
-    }
-  }
-  if (count === 0) return undefined
+  // Most bodies hold none of them, hostile ones included: told by the platform's fastest search.
+  if (!containsAnyByte(body, GSON_BYTES)) return undefined
+  const count = countEscapes(body, maxEscapes)
+  if (count <= 0) return undefined
+  const kinds = stripWhitespace ? KIND_STRIPPING : KIND
   const out = new Uint8Array(body.length + count * 5)
   let n = 0
   for (let i = 0; i < body.length; i++) {
     const b = body[i] as number
-    if (stripWhitespace && JAVA_WHITESPACE[b] === 1) continue
-    const replacement = GSON_ESCAPED[b] === 1 ? ESCAPES[b] : b === 0xe2 ? lineSeparatorAt(body, i) : undefined
-    if (replacement === undefined) {
+    const kind = kinds[b] as number
+    if (kind === COPY || (kind === LINE_SEPARATOR_LEAD && !isLineSeparatorAt(body, i))) {
       out[n++] = b
-      continue
+    } else if (kind === ESCAPE) {
+      // Six stores rather than a TypedArray#set per escape: a call per escape is what made a body
+      // of escapes cost many HMACs.
+      out[n++] = 0x5c
+      out[n++] = 0x75
+      out[n++] = 0x30
+      out[n++] = 0x30
+      out[n++] = HEX_HIGH[b] as number
+      out[n++] = HEX_LOW[b] as number
+    } else if (kind === LINE_SEPARATOR_LEAD) {
+      // U+2028 and U+2029 are three bytes in UTF-8; the escape replaces all of them.
+      out[n++] = 0x5c
+      out[n++] = 0x75
+      out[n++] = 0x32
+      out[n++] = 0x30
+      out[n++] = 0x32
+      out[n++] = body[i + 2] === 0xa8 ? 0x38 : 0x39
+      i += 2
     }
-    out.set(replacement, n)
-    n += replacement.length
-    // U+2028 and U+2029 are three bytes in UTF-8; the escape replaces all of them.
-    if (b === 0xe2) i += 2
+    // REMOVE: nothing written.
   }
   return out.subarray(0, n)
+}
+
+/**
+ * The same bytes as a plain `Uint8Array`: a Node `Buffer` is a subclass, and loops that see both
+ * kinds of array lose V8's fast element access (a server under attack sees both).
+ */
+function plain(body: Uint8Array): Uint8Array {
+  return body.constructor === Uint8Array ? body : new Uint8Array(body.buffer, body.byteOffset, body.byteLength)
 }

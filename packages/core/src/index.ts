@@ -1,17 +1,14 @@
-export type { BasicCredentials } from './basic.ts'
-export { basicChallenge, formatBasicAuthorization, parseBasicAuthorization } from './basic.ts'
-export { declaredBodyLength, readLimited } from './body.ts'
-export { escapeLikeGson, stripUnicodeWhitespace } from './canonical.ts'
-export { timingSafeEqual } from './constant-time.ts'
+// @hookguard/core: verify the service's deliveries on any runtime. Most apps use an adapter
+// (@hookguard/express, /koa, /hono); this entry is for checking a signature by hand or building a
+// receiver on another platform. Adapter building blocks are in @hookguard/core/adapter, Node
+// request helpers in @hookguard/core/node.
 export type { WebhookErrorCode, WebhookErrorInit } from './errors.ts'
-export { ERROR_STATUS, payloadTooLarge, rawBodyUnavailable, WebhookError } from './errors.ts'
+export { ERROR_STATUS, WebhookError } from './errors.ts'
 export type { Resolvable, SecretLookup, WebhookAuth, WebhookMode, WebhookOptions } from './options.ts'
 export { DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_DEPTH, DEFAULT_SIGNATURE_HEADER, DEFAULT_TOKEN_TTL } from './options.ts'
 export type { Receiver, ReceiverSetup, VerifyResult, WebhookDelivery } from './receiver.ts'
 export { createReceiver } from './receiver.ts'
 export type { BodySource, HeaderSource, IncomingRequest, WebhookRequest } from './request.ts'
-export { nodeRequestHeaders, readHeader } from './request.ts'
 export type { WebhookResponse } from './response.ts'
 export type { VerifySignatureOptions } from './signature.ts'
 export { sign, verifySignature } from './signature.ts'
-export { stripJavaWhitespace } from './strip.ts'

@@ -188,3 +188,14 @@ export function checkOptions(options: WebhookOptions, packageName = '@hookguard/
     fail,
   }
 }
+
+/**
+ * An adapter's `onError` option, checked once at setup: `'respond'` (the default: the adapter
+ * answers the refusal itself) or `passOn`, the framework's own way of handing a refusal to its
+ * error handling (`'next'` in Express, `'throw'` in Koa and Hono).
+ */
+export function checkOnError<const PassOn extends string>(packageName: string, onError: unknown, passOn: PassOn): 'respond' | PassOn {
+  if (onError === undefined || onError === 'respond') return 'respond'
+  if (onError === passOn) return passOn
+  return failingAs(packageName)(`onError must be 'respond' or '${passOn}'`)
+}

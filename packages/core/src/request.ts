@@ -99,27 +99,11 @@ export function readHeader(headers: HeaderSource, name: string): string | null {
   return typeof value === 'string' ? value : value.join(', ')
 }
 
-/**
- * The headers of a Node `IncomingMessage` as the core reads them best: its `rawHeaders`, which keep
- * every line of a repeated header (`req.headers` keeps only the first `Authorization` or
- * `Content-Type`, where Fetch joins them all). A stand-in request without them (a test double)
- * falls back to `headers`.
- */
-export function nodeRequestHeaders(req: {
-  rawHeaders?: readonly string[]
-  headers: Record<string, string | string[] | undefined>
-}): HeaderSource {
-  return req.rawHeaders !== undefined && req.rawHeaders.length > 0 ? req.rawHeaders : req.headers
-}
-
 function isRawHeaders(headers: HeaderSource): headers is readonly string[] {
   return Array.isArray(headers)
 }
 
-/**
- * Reading Node's `rawHeaders` in place costs nothing up front, where `headersDistinct` builds an
- * object of arrays for every header of every request: a few headers are all a webhook needs.
- */
+/** One header from Node's `rawHeaders` (names and values alternating), read in place. */
 function rawHeader(raw: readonly string[], lowerName: string): string | null {
   let value: string | null = null
   for (let i = 0; i + 1 < raw.length; i += 2) {

@@ -1,4 +1,4 @@
-import { basicChallenge, formatBasicAuthorization, parseBasicAuthorization } from '@hookguard/core'
+import { basicChallenge, formatBasicAuthorization, parseBasicAuthorization } from '@hookguard/core/adapter'
 import { describe, expect, it } from 'vitest'
 import fixtures from '../../../test/fixtures/signatures.json' with { type: 'json' }
 

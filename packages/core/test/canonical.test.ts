@@ -1,4 +1,4 @@
-import { escapeLikeGson, stripJavaWhitespace, stripUnicodeWhitespace } from '@hookguard/core'
+import { escapeLikeGson, stripJavaWhitespace, stripUnicodeWhitespace } from '@hookguard/core/adapter'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { gsonCandidate } from '../src/canonical.ts'

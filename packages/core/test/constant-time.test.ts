@@ -1,4 +1,4 @@
-import { timingSafeEqual } from '@hookguard/core'
+import { timingSafeEqual } from '@hookguard/core/adapter'
 import { describe, expect, it } from 'vitest'
 
 const bytes = (...values: number[]) => new Uint8Array(values)

@@ -1,4 +1,4 @@
-import { escapeLikeGson } from '@hookguard/core'
+import { escapeLikeGson } from '@hookguard/core/adapter'
 
 /**
  * A JSON text as Gson writes it (HTML-safe escapes), optionally indented, for property tests.

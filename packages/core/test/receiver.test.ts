@@ -1,11 +1,5 @@
-import {
-  createReceiver,
-  formatBasicAuthorization,
-  type IncomingRequest,
-  sign,
-  type WebhookOptions,
-  type WebhookRequest,
-} from '@hookguard/core'
+import { createReceiver, type IncomingRequest, sign, type WebhookOptions, type WebhookRequest } from '@hookguard/core'
+import { formatBasicAuthorization } from '@hookguard/core/adapter'
 import { describe, expect, it, vi } from 'vitest'
 import { backend } from '#crypto'
 

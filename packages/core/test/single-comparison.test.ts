@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createReceiver, formatBasicAuthorization, type IncomingRequest, sign, verifySignature, type WebhookOptions } from '@hookguard/core'
+import { createReceiver, type IncomingRequest, sign, verifySignature, type WebhookOptions } from '@hookguard/core'
+import { formatBasicAuthorization } from '@hookguard/core/adapter'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { timingSafeEqual } from '../src/constant-time.ts'
 

@@ -1,4 +1,5 @@
-import { DEFAULT_SIGNATURE_HEADER, formatBasicAuthorization, sign } from '@hookguard/core'
+import { DEFAULT_SIGNATURE_HEADER, sign } from '@hookguard/core'
+import { formatBasicAuthorization } from '@hookguard/core/adapter'
 import { describeUrl, EmulatorError, networkCode } from './errors.ts'
 import { serialize } from './serialize.ts'
 import { createTokenRequest } from './token.ts'

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { basicChallenge, DEFAULT_TOKEN_TTL, parseBasicAuthorization, timingSafeEqual } from '@hookguard/core'
+import { DEFAULT_TOKEN_TTL } from '@hookguard/core'
+import { basicChallenge, parseBasicAuthorization, timingSafeEqual } from '@hookguard/core/adapter'
 
 const HOST = '127.0.0.1'
 const TOKEN_PATH = '/v2/oauth2/token'

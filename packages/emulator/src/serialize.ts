@@ -1,4 +1,4 @@
-import { escapeLikeGson } from '@hookguard/core'
+import { escapeLikeGson } from '@hookguard/core/adapter'
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()

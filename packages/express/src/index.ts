@@ -1,22 +1,15 @@
-import type { IncomingMessage } from 'node:http'
-import {
-  createReceiver,
-  type IncomingRequest,
-  nodeRequestHeaders,
-  rawBodyUnavailable,
-  type VerifyResult,
-  type WebhookDelivery,
-  type WebhookOptions,
-  type WebhookResponse,
-} from '@hookguard/core'
+import { createReceiver, type VerifyResult, type WebhookDelivery, type WebhookOptions } from '@hookguard/core'
+import { checkOnError, type IncomingRequest, type WebhookResponse } from '@hookguard/core/adapter'
+import { nodeRequestHeaders, readNodeBody } from '@hookguard/core/node'
 import type { Request, RequestHandler, Response } from 'express'
-import getRawBody from 'raw-body'
 
+const PACKAGE = '@hookguard/express'
 const HOW_TO_MOUNT =
   'Mount webhook() before express.json() and other body parsers, or keep a raw copy with their verify option: express.json({ verify: (req, _res, buf) => { req.rawBody = buf } }).'
 
+/** The core's options, and how a refusal is answered. */
 export type ExpressWebhookOptions = WebhookOptions & {
-  /** `'respond'` answers a refused request itself; `'next'` hands the `WebhookError` to `next(err)`. */
+  /** `'respond'` (default) answers a refusal itself; `'next'` hands the `WebhookError` to `next(err)`. */
   onError?: 'respond' | 'next'
 }
 
@@ -38,41 +31,29 @@ declare global {
 }
 
 /**
- * Express 4 and 5 middleware for the message receiving address. On success `req.webhook` holds
- * `{ mode, payload, rawBody }`, `req.body` the payload, and the next handler runs; on failure the
- * request is answered (or passed on, see `onError`) and the next handler never runs.
- *
- * Options (besides `onError`, those of `@hookguard/core`):
- * - `auth`: `{ mode: 'secret', secret }` (a string, several for rotation, or a function of the
- *   request), `{ mode: 'basic', username, password }` or `{ mode: 'basic', verify }`,
- *   `{ mode: 'oauth2', appId, secret }`, or `{ mode: 'none' }`. Required.
- * - `maxBodySize`: largest body in bytes; default 1 MiB.
- * - `maxDepth`: deepest JSON nesting; default 1000.
- * - `signatureHeader`: default `'X-Service-Hmac-Signature'`.
- * - `onError`: `'respond'` (default) writes the JSON error answer; `'next'` calls `next(err)`
- *   with the `WebhookError` (it carries `status`, `code` and `headers`).
- *
- * Mount it before `express.json()`, or keep a raw copy in `req.rawBody` with a body-parser
- * `verify` hook; `express.raw()` and `express.text()` bodies are used as they are.
+ * Express 4 and 5 middleware for the message receiving address (options: `WebhookOptions`). On
+ * success `req.webhook` holds `{ mode, payload, rawBody }`, `req.body` the payload, and the next
+ * handler runs; on failure the request is answered (or passed to `next(err)`) and it never runs.
+ * Mount it before `express.json()`; a raw copy in `req.rawBody`, or an `express.raw()` or
+ * `express.text()` body, is used as it is.
  *
  * @example
- * const auth = { mode: 'secret', secret: process.env.WEBHOOK_SECRET } as const
- * app.post('/hooks', webhook({ auth }), (req, res) => {
+ * app.post('/webhooks', webhook({ auth: { mode: 'secret', secret: process.env.WEBHOOK_SECRET! } }), (req, res) => {
  *   console.log(req.webhook?.payload)
  *   res.sendStatus(204)
  * })
  */
 export function webhook(options: ExpressWebhookOptions): RequestHandler {
-  const receiver = createReceiver(options, { packageName: '@hookguard/express' })
-  const onError = checkOnError(options.onError)
+  const receiver = createReceiver(options, { packageName: PACKAGE })
+  const onError = checkOnError(PACKAGE, options.onError, 'next')
 
   return async function webhookMiddleware(req, res, next) {
     let result: VerifyResult
     try {
       result = await receiver.verify(toIncomingRequest(req))
     } catch (error) {
-      // Only the application's own resolver or Basic `verify` throws, and Express 4 would ignore
-      // the rejected promise: its error goes to the app's error handling.
+      // Only the application's own resolver or Basic `verify` throws; Express 4 would ignore a
+      // rejected promise, so its error goes to the app's error handling.
       next(error)
       return
     }
@@ -81,25 +62,21 @@ export function webhook(options: ExpressWebhookOptions): RequestHandler {
       req.webhook = result.delivery as ExpressWebhookDelivery
       req.body = result.delivery.payload
       next()
-    } else if (onError === 'next') {
-      next(result.error)
-    } else {
-      send(res, result.response)
-    }
+    } else if (onError === 'next') next(result.error)
+    else send(res, result.response)
   }
 }
 
 /**
- * Handler for the token acquisition address (mode `oauth2`): answers the service's
- * `GET ?appid=…&secret=…&grant_type=client_credentials`, or the same fields as a form POST.
- * Throws a `TypeError` at setup for any other mode.
+ * Handler for the token acquisition address (mode `oauth2`); mount it for every method, since
+ * OAuth clients POST. Throws a `TypeError` at setup for any other mode.
  *
  * @example
- * const auth = { mode: 'oauth2', appId: 'my-app', secret: process.env.WEBHOOK_SECRET } as const
- * app.all('/token', tokenEndpoint({ auth }))
+ * const auth = { mode: 'oauth2', appId: 'my-app', secret: process.env.APP_SECRET! } as const
+ * app.all('/webhooks/token', tokenEndpoint({ auth }))
  */
 export function tokenEndpoint(options: ExpressWebhookOptions): RequestHandler {
-  const receiver = createReceiver(options, { role: 'token', packageName: '@hookguard/express' })
+  const receiver = createReceiver(options, { role: 'token', packageName: PACKAGE })
   return function tokenHandler(req, res, next) {
     receiver
       .token(toIncomingRequest(req))
@@ -108,21 +85,14 @@ export function tokenEndpoint(options: ExpressWebhookOptions): RequestHandler {
   }
 }
 
-function checkOnError(onError: unknown): 'respond' | 'next' {
-  if (onError === undefined) return 'respond'
-  if (onError === 'respond' || onError === 'next') return onError
-  throw new TypeError("@hookguard/express: onError must be 'respond' or 'next'")
-}
-
 function toIncomingRequest(req: Request): IncomingRequest {
   // originalUrl keeps the mount path and the query that a router strips from req.url.
   return { method: req.method, url: req.originalUrl, origin: originOf(req), headers: nodeRequestHeaders(req), body: bodyOf(req) }
 }
 
 /**
- * The origin the request was sent to, as Express 5's `req.host` reads it (Express 4 has no
- * getter that keeps the port): the Host header, or X-Forwarded-Host when `trust proxy` trusts
- * the peer; `req.protocol` honours the same setting.
+ * The origin the request was sent to, as Express 5's `req.host` reads it (Express 4 has no getter
+ * that keeps the port): X-Forwarded-Host only when `trust proxy` trusts the peer, as `req.protocol`.
  */
 function originOf(req: Request): string | undefined {
   const trust = req.app.get('trust proxy fn') as ((address: string | undefined, hop: number) => boolean) | undefined
@@ -131,33 +101,19 @@ function originOf(req: Request): string | undefined {
   return host ? `${req.protocol}://${host}` : undefined
 }
 
-function bodyOf(req: Request): IncomingRequest['body'] {
-  const copy = rawCopy(req)
-  if (copy !== undefined) return copy
-  return (limit) => {
-    if (isConsumed(req)) throw rawBodyUnavailable(HOW_TO_MOUNT)
-    return getRawBody(req, { limit, length: req.headers['content-length'] })
-  }
-}
-
 /**
- * The bytes a parser kept: `req.rawBody` from a body-parser `verify` hook (or a platform such as
- * Cloud Functions), else the body of `express.raw()` (a Buffer) or `express.text()` (a string).
+ * The bytes a parser kept (`req.rawBody` from a body-parser `verify` hook or a platform such as
+ * Cloud Functions, or an `express.raw()` / `express.text()` body), else the stream read here.
  */
-function rawCopy(req: Request): Buffer | undefined {
+function bodyOf(req: Request): IncomingRequest['body'] {
   const { rawBody } = req as { rawBody?: unknown }
-  for (const candidate of [rawBody, req.body as unknown]) {
-    if (Buffer.isBuffer(candidate)) return candidate
+  for (const kept of [rawBody, req.body as unknown]) {
+    if (Buffer.isBuffer(kept)) return kept
     // A view of the same memory, not a copy: the delivery's rawBody is a Buffer on Node.
-    if (candidate instanceof Uint8Array) return Buffer.from(candidate.buffer, candidate.byteOffset, candidate.byteLength)
-    if (typeof candidate === 'string') return Buffer.from(candidate, 'utf8')
+    if (kept instanceof Uint8Array) return Buffer.from(kept.buffer, kept.byteOffset, kept.byteLength)
+    if (typeof kept === 'string') return Buffer.from(kept, 'utf8')
   }
-  return undefined
-}
-
-/** body-parser flags a request it read with `_body`; any other reader leaves the stream read. */
-function isConsumed(req: IncomingMessage): boolean {
-  return (req as { _body?: unknown })._body === true || req.readableEnded || req.readableDidRead
+  return (limit) => readNodeBody(req, limit, HOW_TO_MOUNT)
 }
 
 function send(res: Response, { status, headers, body }: WebhookResponse): void {

@@ -1,18 +1,11 @@
-import {
-  createReceiver,
-  declaredBodyLength,
-  type IncomingRequest,
-  rawBodyUnavailable,
-  readLimited,
-  type WebhookDelivery,
-  type WebhookOptions,
-  type WebhookResponse,
-} from '@hookguard/core'
+import { createReceiver, type IncomingRequest, type WebhookDelivery, type WebhookOptions, type WebhookResponse } from '@hookguard/core'
+import { checkOnError, declaredBodyLength, rawBodyUnavailable, readLimited } from '@hookguard/core/adapter'
 import type { Context, HonoRequest, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 
+const PACKAGE = '@hookguard/hono'
 const HOW_TO_MOUNT =
   'Mount webhook() before any middleware that reads the body, or read it there with c.req.text() or c.req.arrayBuffer(), which Hono keeps byte for byte.'
 
@@ -35,25 +28,18 @@ export type WebhookVariables = {
  * `c.req.json()` and `c.req.text()` still work there. On failure the request is answered (or
  * thrown, see `onError`) and the next handler never runs.
  *
- * Options (besides `onError`, those of `@hookguard/core`):
- * - `auth`: `{ mode: 'secret', secret }` (a string, several for rotation, or a function of the
- *   request), `{ mode: 'basic', username, password }` or `{ mode: 'basic', verify }`,
- *   `{ mode: 'oauth2', appId, secret }`, or `{ mode: 'none' }`. Required.
- * - `maxBodySize`: largest body in bytes; default 1 MiB.
- * - `maxDepth`: deepest JSON nesting; default 1000.
- * - `signatureHeader`: default `'X-Service-Hmac-Signature'`.
- * - `onError`: `'respond'` (default) returns the JSON error answer; `'throw'` throws an
- *   `HTTPException` carrying that answer (`getResponse()`) and the `WebhookError` as `cause`.
+ * Options: `WebhookOptions`, and `onError`. In the examples `env` holds your secrets: the process
+ * environment on Node, Bun and Deno; on Workers, build the middleware from `c.env` (see the README).
  *
  * @example
- * app.post('/hooks', webhook({ auth: { mode: 'secret', secret: env.WEBHOOK_SECRET } }), (c) => {
+ * app.post('/webhooks', webhook({ auth: { mode: 'secret', secret: env.WEBHOOK_SECRET } }), (c) => {
  *   console.log(c.get('webhook').payload)
  *   return c.body(null, 204)
  * })
  */
 export function webhook(options: HonoWebhookOptions): MiddlewareHandler<{ Variables: WebhookVariables }> {
-  const receiver = createReceiver(options, { packageName: '@hookguard/hono' })
-  const onError = checkOnError(options.onError)
+  const receiver = createReceiver(options, { packageName: PACKAGE })
+  const onError = checkOnError(PACKAGE, options.onError, 'throw')
 
   return createMiddleware<{ Variables: WebhookVariables }>(async function webhookMiddleware(c, next) {
     const result = await receiver.verify(toIncomingRequest(c))
@@ -71,15 +57,14 @@ export function webhook(options: HonoWebhookOptions): MiddlewareHandler<{ Variab
 }
 
 /**
- * Handler for the token acquisition address (mode `oauth2`): answers the service's
- * `GET ?appid=…&secret=…&grant_type=client_credentials`, or the same fields as a form POST.
- * Throws a `TypeError` at setup for any other mode.
+ * Handler for the token acquisition address (mode `oauth2`); mount it for every method, since
+ * OAuth clients POST. Throws a `TypeError` at setup for any other mode.
  *
  * @example
- * app.all('/token', tokenEndpoint({ auth: { mode: 'oauth2', appId: 'my-app', secret: env.WEBHOOK_SECRET } }))
+ * app.all('/webhooks/token', tokenEndpoint({ auth: { mode: 'oauth2', appId: 'my-app', secret: env.APP_SECRET } }))
  */
 export function tokenEndpoint(options: HonoWebhookOptions): (c: Context) => Promise<Response> {
-  const receiver = createReceiver(options, { role: 'token', packageName: '@hookguard/hono' })
+  const receiver = createReceiver(options, { role: 'token', packageName: PACKAGE })
   return async function tokenHandler(c) {
     return toResponse(await receiver.token(toIncomingRequest(c)))
   }
@@ -93,12 +78,6 @@ type BodyCache = { [Key in keyof Bodies]?: Bodies[Key] | Promise<Bodies[Key]> }
 type Bodies = Required<HonoRequest['bodyCache']>
 
 const encoder = new TextEncoder()
-
-function checkOnError(onError: unknown): 'respond' | 'throw' {
-  if (onError === undefined) return 'respond'
-  if (onError === 'respond' || onError === 'throw') return onError
-  throw new TypeError("@hookguard/hono: onError must be 'respond' or 'throw'")
-}
 
 function toIncomingRequest(c: Context): IncomingRequest {
   const { req } = c

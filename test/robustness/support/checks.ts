@@ -1,4 +1,5 @@
-import { ERROR_STATUS, formatBasicAuthorization, sign, type WebhookOptions } from '@hookguard/core'
+import { ERROR_STATUS, sign, type WebhookOptions } from '@hookguard/core'
+import { formatBasicAuthorization } from '@hookguard/core/adapter'
 import { expect } from 'vitest'
 import { SECRETS } from '../../conformance/cases.ts'
 import type { Received } from '../../support/apps.ts'

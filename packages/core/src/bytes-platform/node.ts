@@ -9,3 +9,11 @@ export function decodeUtf8(data: Uint8Array): string {
   if (!isUtf8(data)) throw new TypeError('The data is not valid UTF-8')
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')
 }
+
+const indexOf = Buffer.prototype.indexOf
+
+/** Whether any of `values` occurs in `data`: one native `memchr` each, many times a JavaScript scan. */
+export function containsAnyByte(data: Uint8Array, values: readonly number[]): boolean {
+  for (const value of values) if (indexOf.call(data, value) !== -1) return true
+  return false
+}

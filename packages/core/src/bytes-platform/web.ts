@@ -5,3 +5,11 @@ const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 export function decodeUtf8(data: Uint8Array): string {
   return strictDecoder.decode(data)
 }
+
+/** Whether any of `values` occurs in `data`. */
+export function containsAnyByte(data: Uint8Array, values: readonly number[]): boolean {
+  const wanted = new Uint8Array(256)
+  for (const value of values) wanted[value] = 1
+  for (let i = 0; i < data.length; i++) if (wanted[data[i] as number] === 1) return true
+  return false
+}

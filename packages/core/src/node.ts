@@ -1,0 +1,78 @@
+/**
+ * `@hookguard/core/node`: what every Node adapter (Express, Koa, and those to come) needs of a
+ * Node `IncomingMessage`, written once: its headers as the core reads them best, and its body
+ * read within a limit. Framework-free; no verification here.
+ */
+import type { IncomingMessage } from 'node:http'
+import { declaredBodyLength } from './body.ts'
+import { payloadTooLarge, rawBodyUnavailable, WebhookError } from './errors.ts'
+import type { HeaderSource } from './request.ts'
+
+/**
+ * The headers of a Node request as the core reads them best: its `rawHeaders`, which keep every
+ * line of a repeated header (`req.headers` keeps only the first `Authorization` or
+ * `Content-Type`, where Fetch joins them all). Reading them in place costs nothing up front, where
+ * `headersDistinct` builds an object of arrays per request. A stand-in request without them (a
+ * test double) falls back to `headers`.
+ */
+export function nodeRequestHeaders(req: {
+  rawHeaders?: readonly string[]
+  headers: Record<string, string | string[] | undefined>
+}): HeaderSource {
+  return req.rawHeaders !== undefined && req.rawHeaders.length > 0 ? req.rawHeaders : req.headers
+}
+
+/**
+ * Whether something before the adapter read the body: body-parser flags a request it read with
+ * `_body`; any other reader leaves the stream read or ended. (A parser that skipped a content
+ * type it does not parse may set a body yet leave the stream unread: the stream is what counts.)
+ */
+export function nodeBodyConsumed(req: IncomingMessage): boolean {
+  return (req as { _body?: unknown })._body === true || req.readableEnded || req.readableDidRead
+}
+
+/**
+ * Reads a Node request's body, refusing with `payload_too_large` as soon as more than `limit`
+ * bytes arrive (the rest is left unread; the core's answer then says `Connection: close`), with
+ * `invalid_body` when the client goes away or sends another length than it declared, and with
+ * `raw_body_unavailable` (its message ending in `howToMount`) when something read it first.
+ */
+export function readNodeBody(req: IncomingMessage, limit: number, howToMount: string): Promise<Buffer> {
+  if (nodeBodyConsumed(req)) return Promise.reject(rawBodyUnavailable(howToMount))
+  const declared = declaredBodyLength(nodeRequestHeaders(req))
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const finish = (error: WebhookError | undefined) => {
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onGone)
+      req.off('close', onGone)
+      if (error === undefined) resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size))
+      else {
+        // Stop taking bytes: the rest stays on the connection, which the answer closes.
+        req.pause()
+        reject(error)
+      }
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) finish(payloadTooLarge(limit))
+      else chunks.push(chunk)
+    }
+    const onEnd = () => {
+      // Node frames by Content-Length, so a mismatch means a client that lies; say so.
+      if (typeof declared === 'number' && declared !== size) finish(incomplete())
+      else finish(undefined)
+    }
+    const onGone = () => finish(incomplete())
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onGone)
+    req.on('close', onGone)
+  })
+}
+
+function incomplete(): WebhookError {
+  return new WebhookError('invalid_body', 'The request body could not be read in full.')
+}
