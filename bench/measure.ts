@@ -21,10 +21,18 @@ export interface Prepared {
   async: boolean
 }
 
-export interface Candidate {
+/** What the loop needs of a body; the webhook payloads are one kind, adversarial.ts's hostile bodies another. */
+export interface Sample {
+  id: string
+  size: number
+  sizeLabel: string
+  bytes: Uint8Array
+}
+
+export interface Candidate<S extends Sample = Payload> {
   name: string
   /** Builds the signature its own way and returns the call; runs outside the timed region, each round. */
-  prepare(payload: Payload): Promise<Prepared>
+  prepare(sample: S): Promise<Prepared>
 }
 
 export interface Options {
@@ -35,6 +43,11 @@ export interface Options {
   warmupMs: number
   /** The candidate every ratio divides by. */
   floor: string
+  /**
+   * What a batch's time is read from, in ms; `performance.now()` unless given. A batch still ends
+   * on wall time, so its length does not depend on the clock.
+   */
+  clock?: () => number
   log?: (line: string) => void
 }
 
@@ -91,11 +104,12 @@ export const canCollect = (): boolean => {
  * rather than on a count fixed at calibration keeps a batch its intended length when a runtime
  * speeds up after warm-up (Deno's Web Crypto does, by an order of magnitude at 1 KiB).
  */
-async function batch(prepared: Prepared, chunk: number, ms: number, label: string): Promise<number> {
+async function batch(prepared: Prepared, chunk: number, ms: number, label: string, clock?: () => number): Promise<number> {
   const { call } = prepared
   let ok = 0
   let n = 0
   let elapsed = 0
+  const clockStart = clock?.() ?? 0
   const start = performance.now()
   do {
     if (prepared.async) {
@@ -106,8 +120,9 @@ async function batch(prepared: Prepared, chunk: number, ms: number, label: strin
     n += chunk
     elapsed = performance.now() - start
   } while (elapsed < ms)
+  const spent = clock === undefined ? elapsed : clock() - clockStart
   if (ok !== n) throw new Error(`${label}: ${n - ok} of ${n} calls did not verify`)
-  return (elapsed * 1e6) / n
+  return (spent * 1e6) / n
 }
 
 /** Runs a candidate for `ms`; returns a chunk size that reads the clock about 20 times a batch. */
@@ -123,26 +138,45 @@ async function calibrate(prepared: Prepared, ms: number, batchMs: number, label:
 }
 
 export async function measure(payloads: readonly Payload[], candidates: readonly Candidate[], options: Options): Promise<PayloadResult[]> {
-  const { rounds, batchMs, warmupMs, floor, log = () => {} } = options
+  const measured = await measureSamples(payloads, candidates, options)
+  return measured.map(({ sample: p, candidates: summary }) => ({
+    id: p.id,
+    shape: p.shape,
+    size: p.size,
+    sizeLabel: p.sizeLabel,
+    candidates: summary,
+  }))
+}
+
+/** {@link measure} for any kind of body: each sample with its candidates' figures. */
+export async function measureSamples<S extends Sample>(
+  samples: readonly S[],
+  candidates: readonly Candidate<S>[],
+  options: Options,
+): Promise<{ sample: S; candidates: CandidateResult[] }[]> {
+  const { rounds, batchMs, warmupMs, floor, clock, log = () => {} } = options
   if (!candidates.some((c) => c.name === floor)) throw new Error(`no floor candidate named ${floor}`)
-  const results: PayloadResult[] = []
-  for (const payload of payloads) {
+  const results: { sample: S; candidates: CandidateResult[] }[] = []
+  for (const sample of samples) {
     const chunks = new Map<string, number>()
     for (const candidate of candidates) {
-      const label = `${candidate.name} @ ${payload.id}`
-      chunks.set(candidate.name, await calibrate(await candidate.prepare(payload), warmupMs, batchMs, label))
+      const label = `${candidate.name} @ ${sample.id}`
+      chunks.set(candidate.name, await calibrate(await candidate.prepare(sample), warmupMs, batchMs, label))
     }
     const times = new Map<string, number[]>(candidates.map((c) => [c.name, []]))
     const ratios = new Map<string, number[]>(candidates.map((c) => [c.name, []]))
     for (let round = 0; round < rounds; round++) {
       // Rotating the order keeps any position effect (a cache warmed by the previous candidate, a
       // collection that lands late) from favouring one candidate every round.
-      const order = candidates.map((_, i) => candidates[(i + round) % candidates.length] as Candidate)
+      const order = candidates.map((_, i) => candidates[(i + round) % candidates.length] as Candidate<S>)
       const ns = new Map<string, number>()
       for (const candidate of order) {
-        const prepared = await candidate.prepare(payload)
+        const prepared = await candidate.prepare(sample)
         collect()
-        ns.set(candidate.name, await batch(prepared, chunks.get(candidate.name) as number, batchMs, `${candidate.name} @ ${payload.id}`))
+        ns.set(
+          candidate.name,
+          await batch(prepared, chunks.get(candidate.name) as number, batchMs, `${candidate.name} @ ${sample.id}`, clock),
+        )
       }
       const floorNs = ns.get(floor) as number
       for (const [name, value] of ns) {
@@ -161,8 +195,8 @@ export async function measure(payloads: readonly Payload[], candidates: readonly
         rounds: r.length,
       }
     })
-    results.push({ id: payload.id, shape: payload.shape, size: payload.size, sizeLabel: payload.sizeLabel, candidates: summary })
-    log(`${payload.id}: ${summary.map((c) => `${c.name} ${c.ratio.toFixed(2)}x`).join(', ')}`)
+    results.push({ sample: sample, candidates: summary })
+    log(`${sample.id}: ${summary.map((c) => `${c.name} ${c.ratio.toFixed(2)}x`).join(', ')}`)
   }
   return results
 }

@@ -2,6 +2,7 @@
  * Turns the figures into the tables (printed by every run), docs/benchmarks.md and the chart.
  * The targets live here, next to the text that judges them, so the page and the check agree.
  */
+import type { RefusalFigure, RefusalResult, UnderAttackResult } from './adversarial.ts'
 import type { HttpResult } from './http.ts'
 import type { CandidateResult, PayloadResult } from './measure.ts'
 import { SHAPE_LABELS, type Shape } from './payload.ts'
@@ -264,6 +265,55 @@ export function renderSvg(results: PayloadResult[]): string {
   return `${parts.join('\n')}\n`
 }
 
+function refusalTables(adversarial: NonNullable<Figures['adversarial']>): string {
+  const pick = (r: RefusalResult, secrets: number, unicodeWhitespace: boolean) =>
+    r.figures.find((f) => f.build === 'after' && f.secrets === secrets && f.unicodeWhitespace === unicodeWhitespace) as RefusalFigure
+  // Three secrets are three HMACs of every form tried, so the rule is read per secret.
+  const cell = (f: RefusalFigure, bold: boolean) => {
+    const ratio = bold ? `**${x(f.ratio)}**` : x(f.ratio)
+    return f.secrets === 1 ? `${ratio} (${f.q1.toFixed(2)}–${f.q3.toFixed(2)})` : `${ratio} (${x(f.ratio / f.secrets)} a secret)`
+  }
+  const rows = adversarial.results.map((r) => [
+    r.label,
+    us(r.floorNs),
+    cell(pick(r, 1, false), r.hostile),
+    cell(pick(r, 3, false), r.hostile),
+    cell(pick(r, 1, true), false),
+    cell(pick(r, 3, true), false),
+  ])
+  const rounds = adversarial.results[0]?.rounds ?? 0
+  const parts = [
+    `### Unauthenticated requests: the cost of a refusal (${adversarial.runtime}, Node build)`,
+    '',
+    `\`verifySignature(body, bogusSignature, secrets)\` on ${(adversarial.size / 2 ** 20).toFixed(0)} MiB bodies built to make the fallback forms (Unicode whitespace removed, Gson's escapes applied) as expensive as they can be, and on two ordinary deliveries for reference. Every figure is the median over ${rounds} rounds of a refusal's time over one bare \`createHmac('sha256', key).update(body).digest()\` of the same bytes in the same round, both timed by the process's CPU time rather than the wall clock (the calls are synchronous, and on a shared machine a batch's wall time is mostly its wait for a core): for one secret with the interquartile range of the per-round ratios, for three secrets (every form tried is hashed once per secret) with the figure per secret. Bold: the default settings, on the hostile bodies.`,
+    '',
+    table(['body', 'one HMAC', '1 secret', '3 secrets', '1 secret, `unicodeWhitespace`', '3 secrets, `unicodeWhitespace`'], rows),
+  ]
+  const http: UnderAttackResult | undefined = adversarial.http
+  if (http) {
+    const ms = (value: number) => `${value.toFixed(1)} ms`
+    parts.push(
+      '',
+      `Over HTTP: ${http.framework === 'express5' ? 'Express 5' : http.framework} with \`webhook()\` (one secret, default settings) in its own process on loopback; one client sends a valid 1 KiB delivery every ${http.validIntervalMs} ms (or when the previous one is answered, if later) while ${http.hostileClients} clients each send the hostile body again as soon as it is refused (401). ${http.rounds} rounds of ${http.phaseS} s per phase, phases rotated; latencies of all rounds together. Server CPU per refusal: the phase's CPU less the valid deliveries' at their quiet cost, over the refusals.`,
+      '',
+      table(
+        ['hostile clients', 'valid deliveries: median', 'p99', 'refusals/s', 'server CPU per refusal'],
+        [
+          ['none', ms(http.quiet.medianMs), ms(http.quiet.p99Ms), '–', '–'],
+          ...http.attacks.map((a) => [
+            `${http.hostileClients} × ${a.label}`,
+            ms(a.medianMs),
+            ms(a.p99Ms),
+            a.refusalsPerSec.toFixed(0),
+            ms(a.cpuMsPerRefusal),
+          ]),
+        ],
+      ),
+    )
+  }
+  return parts.join('\n')
+}
+
 export function renderMarkdown(figures: Figures, notes: string): { markdown: string; svg: string; tables: string } {
   const misses: Miss[] = []
   const sections: string[] = []
@@ -271,6 +321,7 @@ export function renderMarkdown(figures: Figures, notes: string): { markdown: str
   if (figures.web) sections.push(webTable(figures.web, misses))
   if (figures.http) sections.push(httpTable(figures.http, misses))
   if (figures.memory) sections.push(memoryTable(figures.memory, misses))
+  if (figures.adversarial) sections.push(refusalTables(figures.adversarial))
   const missList = misses.length === 0 ? 'Every target is met.' : misses.map((m) => `- ✗ target ${m.target}: ${m.what}`).join('\n')
   const tables = [...sections, '### Targets not met', missList].join('\n\n')
 
@@ -302,7 +353,7 @@ ${Object.entries(figures.versions)
 \`\`\`sh
 pnpm install && pnpm build
 pnpm bench                  # everything, about 10 minutes; rewrites this page
-pnpm bench --only micro     # or web, http, memory: one part; the others keep their last figures
+pnpm bench --only micro     # or web, http, memory, adversarial: one part; the others keep their last figures
 pnpm bench --quick          # CI smoke: short runs, prints the tables, writes nothing
 \`\`\`
 
@@ -315,6 +366,7 @@ pnpm bench --quick          # CI smoke: short runs, prints the tables, writes no
 - **Builds**: the built packages are measured (\`dist\`, rebuilt by the script when older than \`src\`), the Node build through the package's \`node\` condition, the Web build by path on Node 24, Bun and Deno.
 - **HTTP** (bench/http.ts, bench/http-server.ts): both servers of a framework run in child processes on loopback; autocannon runs in the parent. Each run reads the server's \`process.cpuUsage()\` over IPC before and after; CPU per request is the difference over the requests completed. Baseline and \`webhook()\` alternate, the order swapped every pair, after a warm-up of each. Every response is checked (a 500 means the handler did not get the payload).
 - **Memory** (bench/memory.ts): see its table.
+- **Unauthenticated requests** (bench/adversarial.ts): the micro benchmark's loop with bogus signatures, so that every call is a refusal (each checked), timed by CPU time; see its section.
 
 ## Results
 

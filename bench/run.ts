@@ -2,7 +2,7 @@
  * `pnpm bench`: every benchmark of issue 7, each in its own process, then the tables, and (on a
  * full run) docs/benchmarks.md, docs/benchmarks.svg and docs/benchmarks.json.
  *
- * Flags: `--quick` (the CI smoke: short, prints only, writes nothing), `--only micro|web|http|memory`
+ * Flags: `--quick` (the CI smoke: short, prints only, writes nothing), `--only micro|web|http|memory|adversarial`
  * (repeatable; a full run of one part keeps the other parts' figures from docs/benchmarks.json),
  * `--no-build` (skip rebuilding stale packages), `--report` (measure nothing: rewrite the page from
  * docs/benchmarks.json and bench/notes.md).
@@ -12,6 +12,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { cpus, loadavg, release, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { AdversarialFigures } from './adversarial.ts'
 import type { HttpResult } from './http.ts'
 import type { PayloadResult } from './measure.ts'
 import type { MemoryResult } from './memory.ts'
@@ -25,7 +26,7 @@ const RESULT_PREFIX = '@@result '
 
 const argv = process.argv.slice(2)
 const quick = argv.includes('--quick')
-const PARTS = ['micro', 'memory', 'web', 'http'] as const
+const PARTS = ['micro', 'memory', 'web', 'http', 'adversarial'] as const
 type Part = (typeof PARTS)[number]
 const onlyArgs = argv.flatMap((a, i) => (a === '--only' ? [argv[i + 1]] : a.startsWith('--only=') ? [a.slice(7)] : []))
 const parts: Part[] = onlyArgs.length === 0 ? [...PARTS] : PARTS.filter((p) => onlyArgs.includes(p))
@@ -46,6 +47,7 @@ export interface Figures {
   memory?: { runtime: string; size: number; wasmRetained?: number; results: MemoryResult[] }
   web?: WebRun[]
   http?: { runtime: string; connections: number; durationS: number; rounds: number; results: HttpResult[] }
+  adversarial?: AdversarialFigures
 }
 
 const children = new Set<ChildProcess>()
@@ -264,6 +266,12 @@ async function main() {
   if (parts.includes('http')) {
     figures.http = await withRetry('http', () =>
       runChild('http', process.execPath, [...process.execArgv, join(BENCH, 'http.ts'), ...quickFlag], { timeoutS: 120 * scale }),
+    )
+  }
+  if (parts.includes('adversarial')) {
+    // Last: its HTTP phase loads the machine on purpose, and nothing measured after it should feel that.
+    figures.adversarial = await withRetry('adversarial', () =>
+      runChild('adversarial', process.execPath, nodeTs('adversarial.ts', quickFlag), { timeoutS: 60 * scale }),
     )
   }
   figures.load.after = loadNow()

@@ -1,0 +1,531 @@
+/**
+ * What refusing an unauthenticated request costs: `verifySignature` (Node build) with a bogus
+ * signature over 1 MiB bodies built to make the fallback forms expensive, as a multiple of one
+ * bare HMAC over the same bytes; then the latency of valid deliveries to a `webhook()` server while
+ * four clients send such bodies. Start it through run.ts, or alone:
+ * `node --expose-gc --import tsx bench/adversarial.ts [--quick] [--no-http]`.
+ *
+ * `--compare <path to another Node build's index.js>` measures that build beside this one, same
+ * bodies, same rounds, and prints both (a one-off for notes.md; run.ts never passes it).
+ */
+import { type ChildProcess, fork } from 'node:child_process'
+import { createHmac, createSecretKey } from 'node:crypto'
+import { Agent, request } from 'node:http'
+import { relative, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { sign, verifySignature } from '@hookguard/core'
+import { PATH, SECRET, type ServerMessage } from './http-server.ts'
+import { type Candidate, canCollect, measureSamples, median, quantile, RESULT_PREFIX, type Sample } from './measure.ts'
+import { makePayload, random } from './payload.ts'
+
+const argv = process.argv.slice(2)
+const quick = argv.includes('--quick')
+const comparePath = argv.find((_, i) => argv[i - 1] === '--compare') ?? argv.find((a) => a.startsWith('--compare='))?.slice(10)
+const withHttp = !argv.includes('--no-http')
+
+/**
+ * Batches are timed by this process's CPU time, not by the wall clock: on a shared two-core
+ * machine a batch's wall time is mostly how long it waited for a core, which differs from batch to
+ * batch by more than the figures do. Every call measured here is synchronous work on this thread
+ * (node:crypto hashes in place, the stripper is WebAssembly), so CPU time is its cost; what runs
+ * on V8's helper threads on its behalf (collection) is counted too, as the server would pay it.
+ */
+const cpuTime = () => {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
+}
+
+const resolvedCore = import.meta.resolve('@hookguard/core')
+// As in micro.ts: the Node build as users install it, not tsx's transform of the source.
+if (!resolvedCore.includes('/dist/node/')) {
+  throw new Error(`@hookguard/core resolved to ${resolvedCore}, not the Node build; run without --conditions=@hookguard/source`)
+}
+
+const SIZE = 1024 * 1024
+/** Three secrets, as while rotating: every candidate form is hashed once per secret. */
+const SECRETS = [SECRET, 'hookguard-bench-rotated-5a0c9e13f7', 'hookguard-bench-previous-b2d48e6a01'] as const
+const SECRET_COUNTS = [1, 3] as const
+/** Well-formed hex that no secret signed any form of these bodies with. */
+const BOGUS = createHmac('sha256', 'not-any-configured-secret').update('bogus').digest('hex')
+
+export interface HostileBody extends Sample {
+  label: string
+  /** False for the ordinary deliveries measured for reference. */
+  hostile: boolean
+}
+
+const encoder = new TextEncoder()
+
+/** `unit` repeated to exactly `size` bytes; the last few bytes, where a unit no longer fits, are `x`. */
+function repeated(unit: string, size: number): Uint8Array {
+  const bytes = encoder.encode(unit)
+  const out = new Uint8Array(size).fill(0x78)
+  for (let i = 0; i + bytes.length <= size; i += bytes.length) out.set(bytes, i)
+  return out
+}
+
+/**
+ * Gson's five HTML escapes, one every fifth byte between letters: the most escapes the bound in
+ * `gsonCandidate` lets through (it refuses more than a fifth of the body), so its copy is built at
+ * its largest, twice the body.
+ */
+function escapesAtAFifth(size: number): Uint8Array {
+  const out = new Uint8Array(size).fill(0x61)
+  const escaped = encoder.encode(`<>&='`)
+  for (let i = 4, k = 0; i < size; i += 5, k++) out[i] = escaped[k % escaped.length] as number
+  return out
+}
+
+/** Every character one of the fallbacks looks for, and some it does not, in a seeded random order. */
+const MIX_UNITS = [
+  ...`<>&='`,
+  ...'\u2028\u2029\u3000\u00a0\ufeff\u0085\u1680\u2000\u200a\u202f\u205f\u001c\u001f',
+  ...' \t\n\r\v\f',
+  ...'a"\\é中',
+].map((unit) => encoder.encode(unit))
+
+function mix(size: number): Uint8Array {
+  const next = random(size)
+  const out = new Uint8Array(size).fill(0x78)
+  for (let n = 0; ; ) {
+    const unit = MIX_UNITS[Math.floor(next() * MIX_UNITS.length)] as Uint8Array
+    if (n + unit.length > size) break
+    out.set(unit, n)
+    n += unit.length
+  }
+  return out
+}
+
+export function hostileBodies(): HostileBody[] {
+  const body = (id: string, label: string, bytes: Uint8Array, hostile = true): HostileBody => {
+    if (bytes.length !== SIZE) throw new Error(`adversarial: ${id} is ${bytes.length} bytes`)
+    return { id, label, hostile, bytes, size: SIZE, sizeLabel: '1 MiB' }
+  }
+  return [
+    body('lt', 'all `<`', repeated('<', SIZE)),
+    body('escapes', "`< > & = '`, a fifth of the bytes (the most the bound admits)", escapesAtAFifth(SIZE)),
+    body('u2028', 'all U+2028', repeated('\u2028', SIZE)),
+    body('u3000', 'all U+3000', repeated('\u3000', SIZE)),
+    body('spaces', 'all spaces', repeated(' ', SIZE)),
+    body('mix', 'a mix of all of the above, letters and Java whitespace', mix(SIZE)),
+    body('compact', 'ordinary delivery, compact (reference)', makePayload('compact', SIZE, '1 MiB').bytes, false),
+    body('pretty', 'ordinary delivery, pretty (reference)', makePayload('pretty', SIZE, '1 MiB').bytes, false),
+  ]
+}
+
+/** What is called of a build: the same function, loaded from the workspace or by path. */
+type Verify = (
+  body: Uint8Array,
+  header: string,
+  secrets: string | readonly string[],
+  options?: { unicodeWhitespace?: boolean },
+) => Promise<boolean>
+
+export interface RefusalFigure {
+  /** `after`: the workspace build; `before`: the one given to `--compare`. */
+  build: 'after' | 'before'
+  secrets: number
+  /** Undefined for a build called without the option (one from before it existed). */
+  unicodeWhitespace?: boolean
+  /** Median over rounds of the call's time / one bare HMAC's in the same round; quartiles of those ratios. */
+  ratio: number
+  q1: number
+  q3: number
+  ns: number
+}
+
+/** What run.ts records of this part. */
+export interface AdversarialFigures {
+  runtime: string
+  core: string
+  size: number
+  results: RefusalResult[]
+  http?: UnderAttackResult
+}
+
+export interface RefusalResult {
+  id: string
+  label: string
+  hostile: boolean
+  size: number
+  /** One bare HMAC over the body, median ns. */
+  floorNs: number
+  rounds: number
+  figures: RefusalFigure[]
+}
+
+const buffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+const floorKey = createSecretKey(Buffer.from(SECRET))
+
+/** The refusal is the expected outcome; a bogus signature that verified would be a bug, not a data point. */
+const refused = (ok: boolean): true => {
+  if (ok) throw new Error('adversarial: a bogus signature verified')
+  return true
+}
+
+interface Variant {
+  build: RefusalFigure['build']
+  secrets: number
+  unicodeWhitespace?: boolean
+}
+const variantName = (v: Variant) =>
+  `${v.build} ${v.secrets}s${v.unicodeWhitespace === undefined ? '' : v.unicodeWhitespace ? ' unicode' : ' default'}`
+
+function refusalCandidate(verify: Verify, variant: Variant): Candidate<HostileBody> {
+  const secrets = SECRETS.slice(0, variant.secrets)
+  const options = variant.unicodeWhitespace === undefined ? undefined : { unicodeWhitespace: variant.unicodeWhitespace }
+  return {
+    name: variantName(variant),
+    async prepare({ bytes }) {
+      const body = buffer(bytes)
+      return { async: true, call: () => verify(body, BOGUS, secrets, options).then(refused) }
+    },
+  }
+}
+
+async function measureRefusals(bodies: readonly HostileBody[], before: Verify | undefined): Promise<RefusalResult[]> {
+  const variants: Variant[] = []
+  for (const unicodeWhitespace of [false, true]) {
+    for (const secrets of SECRET_COUNTS) variants.push({ build: 'after', secrets, unicodeWhitespace })
+  }
+  // The build from before the option was added always tried the Unicode-whitespace form, so one
+  // variant per secret count covers both settings.
+  if (before) for (const secrets of SECRET_COUNTS) variants.push({ build: 'before', secrets })
+  const candidates: Candidate<HostileBody>[] = [
+    {
+      // One HMAC over the body as received, key imported once: what every figure is a multiple of.
+      name: 'floor',
+      async prepare({ bytes }) {
+        const body = buffer(bytes)
+        return { async: false, call: () => createHmac('sha256', floorKey).update(body).digest() }
+      },
+    },
+    ...variants.map((v) => refusalCandidate(v.build === 'after' ? verifySignature : (before as Verify), v)),
+  ]
+  const measured = await measureSamples(bodies, candidates, {
+    // The refusals of the old build last up to a hundred HMACs: a batch is then a single call, so
+    // rounds, not batch length, are what averages them out.
+    // Quick (CI) runs prove that every path runs and refuses; their figures mean nothing.
+    rounds: quick ? 2 : 15,
+    batchMs: quick ? 2 : 25,
+    warmupMs: quick ? 10 : 250,
+    floor: 'floor',
+    clock: cpuTime,
+    log: (line) => console.error(`adversarial: ${line}`),
+  })
+  return measured.map(({ sample, candidates: results }) => {
+    const floor = results.find((c) => c.name === 'floor')
+    if (!floor) throw new Error('adversarial: no floor figure')
+    return {
+      id: sample.id,
+      label: sample.label,
+      hostile: sample.hostile,
+      size: sample.size,
+      floorNs: floor.ns,
+      rounds: floor.rounds,
+      figures: variants.map((v): RefusalFigure => {
+        const c = results.find((r) => r.name === variantName(v))
+        if (!c) throw new Error(`adversarial: no figure for ${variantName(v)}`)
+        return { ...v, ratio: c.ratio, q1: c.q1, q3: c.q3, ns: c.ns }
+      }),
+    }
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP: valid deliveries' latency while hostile clients send 1 MiB bodies with a bogus signature.
+
+export const HTTP_FRAMEWORK = 'express5'
+const HOSTILE_CLIENTS = 4
+/**
+ * The bodies the hostile clients send: all `<`, the review's case; and the escapes at a fifth,
+ * the body that the micro figures above show still costs most by default.
+ */
+const ATTACK_BODIES = ['lt', 'escapes'] as const
+/** A valid delivery every 10 ms (or as soon as the previous one is answered, if later): light, so its latency shows what the hostile clients do. */
+const VALID_INTERVAL_MS = 10
+const HTTP_ROUNDS = quick ? 1 : 3
+const PHASE_S = quick ? 0.3 : 4
+
+export interface LatencyFigures {
+  medianMs: number
+  p99Ms: number
+  /** Valid deliveries answered in the phase, all rounds together. */
+  requests: number
+}
+
+export interface AttackFigures extends LatencyFigures {
+  body: string
+  label: string
+  /** Hostile requests refused (401) per second, all clients together. */
+  refusalsPerSec: number
+  /** Server CPU per refusal: the phase's CPU less the valid deliveries' (at their quiet cost), over the refusals. */
+  cpuMsPerRefusal: number
+}
+
+export interface UnderAttackResult {
+  build: RefusalFigure['build']
+  framework: string
+  hostileClients: number
+  validIntervalMs: number
+  phaseS: number
+  rounds: number
+  quiet: LatencyFigures
+  attacks: AttackFigures[]
+}
+
+/**
+ * A Node `--import` that points the Express adapter's import of `@hookguard/core` at another build,
+ * so that the forked server runs it: a resolve hook, registered from a data: URL so that no file is
+ * needed for a one-off comparison. Only that adapter's import is redirected: http-server.ts also
+ * loads the others, and a newer adapter may need exports an older core does not have.
+ */
+function coreRedirect(url: string): string {
+  const hooks = `export function resolve(specifier, context, next) {
+    const redirect = specifier === '@hookguard/core' && (context.parentURL ?? '').includes('/packages/express/dist/')
+    return redirect ? { url: ${JSON.stringify(url)}, shortCircuit: true } : next(specifier, context)
+  }`
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)})`
+  return `data:text/javascript,${encodeURIComponent(register)}`
+}
+
+interface Server {
+  port: number
+  child: ChildProcess
+  /** User plus system CPU of the server process so far, in ms. */
+  cpu(): Promise<number>
+}
+
+function startServer(coreUrl: string | undefined): Promise<Server> {
+  // http-server.ts serves `webhook()` of the built adapter; the child inherits tsx's loader.
+  const execArgv = coreUrl === undefined ? process.execArgv : [...process.execArgv, '--import', coreRedirect(coreUrl)]
+  const child = fork(new URL('./http-server.ts', import.meta.url), [HTTP_FRAMEWORK, 'webhook'], {
+    execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  // Dies with this process, however it ends (http-server.ts also exits when the channel closes).
+  process.once('exit', () => child.kill())
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error('adversarial: the server did not start')), 20_000)
+    child.once('error', fail)
+    const exited = (code: number | null) => fail(new Error(`adversarial: the server exited with ${code} before listening`))
+    child.once('exit', exited)
+    child.once('message', (message: ServerMessage) => {
+      clearTimeout(timer)
+      child.off('exit', exited)
+      if (!('port' in message)) return fail(new Error('adversarial: unexpected first message'))
+      done({
+        port: message.port,
+        child,
+        cpu: () =>
+          new Promise((answer) => {
+            child.once('message', (reply: ServerMessage) => {
+              if ('cpu' in reply) answer((reply.cpu.user + reply.cpu.system) / 1000)
+            })
+            child.send('cpu')
+          }),
+      })
+    })
+  })
+}
+
+/** One POST; resolves with the status and the milliseconds from sending to the response's end. */
+function post(agent: Agent, port: number, body: Buffer, signature: string): Promise<{ status: number; ms: number }> {
+  return new Promise((done, fail) => {
+    const start = performance.now()
+    const req = request(
+      {
+        agent,
+        host: '127.0.0.1',
+        port,
+        path: PATH,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-service-hmac-signature': signature },
+        timeout: 30_000,
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () => done({ status: res.statusCode ?? 0, ms: performance.now() - start }))
+        res.on('error', fail)
+      },
+    )
+    req.on('timeout', () => req.destroy(new Error('adversarial: request timed out')))
+    req.on('error', fail)
+    req.end(body)
+  })
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
+
+async function underAttack(
+  build: RefusalFigure['build'],
+  coreUrl: string | undefined,
+  bodies: readonly HostileBody[],
+): Promise<UnderAttackResult> {
+  const delivery = makePayload('gson', 1024, '1 KiB')
+  const validBody = buffer(delivery.bytes)
+  const validSignature = await sign(delivery.bytes, SECRET)
+  const attacks = ATTACK_BODIES.map((id) => {
+    const body = bodies.find((b) => b.id === id)
+    if (!body) throw new Error(`adversarial: no body ${id}`)
+    return { id, label: body.label, bytes: buffer(body.bytes) }
+  })
+  const server = await startServer(coreUrl)
+  const validAgent = new Agent({ keepAlive: true, maxSockets: 1 })
+  const hostileAgents = Array.from({ length: HOSTILE_CLIENTS }, () => new Agent({ keepAlive: true, maxSockets: 1 }))
+  try {
+    /** Paced valid deliveries for `seconds`; their latencies. */
+    const deliver = async (seconds: number) => {
+      const latencies: number[] = []
+      const end = performance.now() + seconds * 1000
+      while (performance.now() < end) {
+        const sent = performance.now()
+        const { status, ms } = await post(validAgent, server.port, validBody, validSignature)
+        if (status !== 204) throw new Error(`adversarial: a valid delivery got ${status}`)
+        latencies.push(ms)
+        await sleep(Math.max(0, VALID_INTERVAL_MS - (performance.now() - sent)))
+      }
+      return latencies
+    }
+    /** Hostile clients, each sending `body` again as soon as it is refused, until the returned stop is called. */
+    const attack = (body: Buffer) => {
+      let running = true
+      let refusals = 0
+      const loops = hostileAgents.map(async (agent) => {
+        while (running) {
+          const { status } = await post(agent, server.port, body, BOGUS)
+          // 401 is the refusal; a 413 would mean the body was never hashed and the figure meaningless.
+          if (status !== 401) throw new Error(`adversarial: a hostile request got ${status}, not 401`)
+          refusals++
+        }
+      })
+      return async () => {
+        running = false
+        await Promise.all(loops)
+        return refusals
+      }
+    }
+
+    // Warm-up: every path compiled, connections open.
+    for (const { bytes } of attacks) {
+      const stop = attack(bytes)
+      await deliver(quick ? 0.05 : 1)
+      await stop()
+    }
+
+    type Phase = 'quiet' | (typeof ATTACK_BODIES)[number]
+    const phases: Phase[] = ['quiet', ...ATTACK_BODIES]
+    const latencies = new Map<Phase, number[]>(phases.map((p) => [p, []]))
+    const cpuPerRefusal = new Map<Phase, number[]>(phases.map((p) => [p, []]))
+    const refusals = new Map<Phase, number>(phases.map((p) => [p, 0]))
+    let quietCpuPerValid = 0
+    for (let round = 0; round < HTTP_ROUNDS; round++) {
+      // Rotated every round, so drift on the machine does not land on one phase. The first round
+      // starts quiet, so an attack's share of the CPU always has the latest quiet cost to subtract.
+      const order = phases.map((_, i) => phases[(i + round) % phases.length] as Phase)
+      for (const phase of order) {
+        const cpuBefore = await server.cpu()
+        const stop = phase === 'quiet' ? undefined : attack((attacks.find((a) => a.id === phase) as (typeof attacks)[number]).bytes)
+        const valid = await deliver(PHASE_S)
+        const count = stop ? await stop() : 0
+        const cpu = (await server.cpu()) - cpuBefore
+        latencies.get(phase)?.push(...valid)
+        if (phase === 'quiet') quietCpuPerValid = cpu / valid.length
+        else if (count > 0) {
+          refusals.set(phase, (refusals.get(phase) ?? 0) + count)
+          cpuPerRefusal.get(phase)?.push((cpu - valid.length * quietCpuPerValid) / count)
+        }
+      }
+    }
+    const figures = (values: number[]): LatencyFigures => ({
+      medianMs: median(values),
+      p99Ms: quantile(values, 0.99),
+      requests: values.length,
+    })
+    const result: UnderAttackResult = {
+      build,
+      framework: HTTP_FRAMEWORK,
+      hostileClients: HOSTILE_CLIENTS,
+      validIntervalMs: VALID_INTERVAL_MS,
+      phaseS: PHASE_S,
+      rounds: HTTP_ROUNDS,
+      quiet: figures(latencies.get('quiet') ?? []),
+      attacks: attacks.map(({ id, label }) => ({
+        body: id,
+        label,
+        ...figures(latencies.get(id) ?? []),
+        refusalsPerSec: (refusals.get(id) ?? 0) / (HTTP_ROUNDS * PHASE_S),
+        cpuMsPerRefusal: median(cpuPerRefusal.get(id) ?? []),
+      })),
+    }
+    for (const a of result.attacks) {
+      console.error(
+        `adversarial: http (${build}), ${HOSTILE_CLIENTS} clients sending ${a.body}: valid deliveries median ${result.quiet.medianMs.toFixed(1)} -> ${a.medianMs.toFixed(1)} ms, ` +
+          `p99 ${result.quiet.p99Ms.toFixed(1)} -> ${a.p99Ms.toFixed(1)} ms; ${a.refusalsPerSec.toFixed(0)} refusals/s, ${a.cpuMsPerRefusal.toFixed(2)} ms server CPU each`,
+      )
+    }
+    return result
+  } finally {
+    for (const agent of [validAgent, ...hostileAgents]) agent.destroy()
+    server.child.kill()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const x = (ratio: number) => `${ratio.toFixed(2)}×`
+
+/** The comparison as Markdown, for notes.md: one column per build and setting. */
+function compareTable(results: RefusalResult[]): string {
+  const columns: { head: string; pick: (f: RefusalFigure) => boolean }[] = []
+  for (const secrets of SECRET_COUNTS) {
+    columns.push(
+      { head: `before, ${secrets} secret${secrets > 1 ? 's' : ''}`, pick: (f) => f.build === 'before' && f.secrets === secrets },
+      { head: `after, ${secrets}, default`, pick: (f) => f.build === 'after' && f.secrets === secrets && f.unicodeWhitespace === false },
+      {
+        head: `after, ${secrets}, unicodeWhitespace`,
+        pick: (f) => f.build === 'after' && f.secrets === secrets && f.unicodeWhitespace === true,
+      },
+    )
+  }
+  const rows = results.map((r) => [
+    r.label,
+    `${(r.floorNs / 1e6).toFixed(2)} ms`,
+    ...columns.map(({ pick }) => {
+      const f = r.figures.find(pick)
+      return f === undefined ? '–' : x(f.ratio)
+    }),
+  ])
+  const head = ['body (1 MiB)', 'one HMAC', ...columns.map((c) => c.head)]
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n')
+}
+
+async function main() {
+  if (!canCollect()) console.error('adversarial: start node with --expose-gc so each batch begins after a collection')
+  const beforeUrl = comparePath === undefined ? undefined : pathToFileURL(resolve(comparePath)).href
+  const before = beforeUrl === undefined ? undefined : ((await import(beforeUrl)) as { verifySignature: Verify }).verifySignature
+  const bodies = hostileBodies()
+  const results = await measureRefusals(bodies, before)
+  const http: UnderAttackResult[] = []
+  if (withHttp) {
+    if (beforeUrl !== undefined) http.push(await underAttack('before', beforeUrl, bodies))
+    http.push(await underAttack('after', undefined, bodies))
+  }
+  if (before) {
+    console.error(`\n${compareTable(results)}\n`)
+    for (const h of http) {
+      for (const a of h.attacks) {
+        console.error(
+          `HTTP (${h.build}), ${a.body}: median ${h.quiet.medianMs.toFixed(1)} / ${a.medianMs.toFixed(1)} ms, p99 ${h.quiet.p99Ms.toFixed(1)} / ${a.p99Ms.toFixed(1)} ms (quiet / under attack), ${a.cpuMsPerRefusal.toFixed(2)} ms CPU a refusal`,
+        )
+      }
+    }
+  }
+  // Relative to the repository, so the record names no machine's folders.
+  const core = relative(fileURLToPath(new URL('..', import.meta.url)), fileURLToPath(resolvedCore))
+  const after = http.find((h) => h.build === 'after')
+  const figures: AdversarialFigures = { runtime: `node ${process.version}`, core, size: SIZE, results, ...(after ? { http: after } : {}) }
+  console.log(RESULT_PREFIX + JSON.stringify(before ? { ...figures, compared: http } : figures))
+}
+
+await main()
