@@ -23,7 +23,7 @@ const common = {
   treeshake: true,
   // Deno and Workers resolve Node built-ins only by their `node:` names.
   removeNodeProtocol: false,
-  tsconfig: '../../tsconfig.base.json',
+  tsconfig: '../../tsconfig.build.json',
 } satisfies Options
 
 /** The one build policy every package shares; a package names its entries and nothing else. */

@@ -1,4 +1,4 @@
-// Receives the service's signed webhooks on POST /hooks.
+// Receives the service's signed webhooks on POST /webhooks.
 // Run: WEBHOOK_SECRET=… pnpm --filter examples express
 import { webhook } from '@hookguard/express'
 import express from 'express'
@@ -8,7 +8,7 @@ if (!secret) throw new Error('Set WEBHOOK_SECRET to the signing secret from the 
 
 const app = express()
 
-app.post('/hooks', webhook({ auth: { mode: 'secret', secret } }), (req, res) => {
+app.post('/webhooks', webhook({ auth: { mode: 'secret', secret } }), (req, res) => {
   console.log('verified delivery:', req.webhook?.payload)
   res.sendStatus(204)
 })
@@ -17,4 +17,4 @@ app.post('/hooks', webhook({ auth: { mode: 'secret', secret } }), (req, res) => 
 app.use(express.json())
 
 const port = Number(process.env.PORT ?? 3000)
-app.listen(port, () => console.log(`listening on http://localhost:${port}/hooks`))
+app.listen(port, () => console.log(`listening on http://localhost:${port}/webhooks`))

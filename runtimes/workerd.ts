@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { Miniflare } from 'miniflare'
 import { clock } from '../test/conformance/cases.ts'
 import { type Reply, sendTo } from '../test/support/http.ts'
+import { checkReadmeWorkers } from './readme-workers.ts'
 import { parseArgs } from './suite/args.ts'
 import { type Outcome, Tally } from './suite/reply.ts'
 import { ANSWER_PATH, CASE_HEADER, CHECKS_PATH, CLOCK_HEADER, HANDLED_HEADER, runTable } from './suite/table.ts'
@@ -39,6 +40,8 @@ try {
   // A Worker that failed to start may fail to stop too; that failure is reported above.
   await mf.dispose().catch(() => undefined)
 }
+// The READMEs' own Workers, each in a workerd of its own.
+await checkReadmeWorkers(tally)
 process.exitCode = tally.report('workerd (web build)') === 0 ? 0 : 1
 
 async function runChecks(): Promise<void> {

@@ -43,8 +43,8 @@ function expressApp(): express.Express {
       res.json({ received: (req.webhook?.payload as { event?: string } | undefined)?.event })
     })
   }
-  app.get('/oauth2/token', expressToken(OAUTH))
-  app.get('/oauth2/stale-token', expressToken(STALE_OAUTH))
+  app.all('/oauth2/token', expressToken(OAUTH))
+  app.all('/oauth2/stale-token', expressToken(STALE_OAUTH))
   return app
 }
 
@@ -55,8 +55,8 @@ function koaApp(): Koa {
       ctx.body = { received: (ctx.state.webhook?.payload as { event?: string } | undefined)?.event }
     })
   }
-  router.get('/oauth2/token', koaToken(OAUTH))
-  router.get('/oauth2/stale-token', koaToken(STALE_OAUTH))
+  router.all('/oauth2/token', koaToken(OAUTH))
+  router.all('/oauth2/stale-token', koaToken(STALE_OAUTH))
   const app = new Koa()
   app.use(router.routes())
   return app
@@ -67,8 +67,8 @@ function honoApp(): Hono {
   for (const [path, options] of Object.entries(ADDRESSES)) {
     app.post(path, honoWebhook(options), (c) => c.json({ received: (c.get('webhook').payload as { event?: string }).event }))
   }
-  app.get('/oauth2/token', honoToken(OAUTH))
-  app.get('/oauth2/stale-token', honoToken(STALE_OAUTH))
+  app.all('/oauth2/token', honoToken(OAUTH))
+  app.all('/oauth2/stale-token', honoToken(STALE_OAUTH))
   return app
 }
 

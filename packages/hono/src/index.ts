@@ -1,8 +1,9 @@
 import { createReceiver, type IncomingRequest, type WebhookDelivery, type WebhookOptions, type WebhookResponse } from '@hookguard/core'
 import { checkOnError, declaredBodyLength, rawBodyUnavailable, readLimited } from '@hookguard/core/adapter'
-import type { Context, HonoRequest, MiddlewareHandler } from 'hono'
+import type { Context, Env, HonoRequest, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { HTTPException } from 'hono/http-exception'
+import type { BlankEnv } from 'hono/types'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 
 const PACKAGE = '@hookguard/hono'
@@ -29,7 +30,9 @@ export type WebhookVariables = {
  * thrown, see `onError`) and the next handler never runs.
  *
  * Options: `WebhookOptions`, and `onError`. In the examples `env` holds your secrets: the process
- * environment on Node, Bun and Deno; on Workers, build the middleware from `c.env` (see the README).
+ * environment on Node, Bun and Deno; on Workers, build the middleware from `c.env` (see the README),
+ * naming your app's env as the type parameter (`webhook<{ Bindings: Bindings }>(…)`) so it can be
+ * called from your own middleware.
  *
  * @example
  * app.post('/webhooks', webhook({ auth: { mode: 'secret', secret: env.WEBHOOK_SECRET } }), (c) => {
@@ -37,11 +40,13 @@ export type WebhookVariables = {
  *   return c.body(null, 204)
  * })
  */
-export function webhook(options: HonoWebhookOptions): MiddlewareHandler<{ Variables: WebhookVariables }> {
+export function webhook<E extends Env = BlankEnv>(
+  options: HonoWebhookOptions,
+): MiddlewareHandler<NoInfer<E> & { Variables: WebhookVariables }> {
   const receiver = createReceiver(options, { packageName: PACKAGE })
   const onError = checkOnError(PACKAGE, options.onError, 'throw')
 
-  return createMiddleware<{ Variables: WebhookVariables }>(async function webhookMiddleware(c, next) {
+  return createMiddleware<E & { Variables: WebhookVariables }>(async function webhookMiddleware(c, next) {
     const result = await receiver.verify(toIncomingRequest(c))
     if (!result.ok) {
       const answer = toResponse(result.response)

@@ -3,6 +3,7 @@ import type { WebhookDelivery } from '@hookguard/core'
 import * as adapter from '@hookguard/hono'
 import { type HonoWebhookOptions, tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/hono'
 import { type Context, Hono } from 'hono'
+import { createMiddleware } from 'hono/factory'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 
 // The type assertions are checked by `tsc`; the runtime assertions pin the export list and the
@@ -33,6 +34,25 @@ describe('@hookguard/hono', () => {
     new Hono().post('/elsewhere', (c) => {
       // @ts-expect-error webhook() is not on this route, so there is no delivery to get
       c.get('webhook')
+      return c.body(null, 204)
+    })
+  })
+
+  it("can be called from the app's own middleware, with the app's Bindings named (Workers, per request)", () => {
+    type Bindings = { WEBHOOK_SECRET: string }
+    const app = new Hono<{ Bindings: Bindings }>()
+    const verify = createMiddleware<{ Bindings: Bindings; Variables: WebhookVariables }>((c, next) =>
+      webhook<{ Bindings: Bindings }>({ auth: { mode: 'secret', secret: c.env.WEBHOOK_SECRET } })(c, next),
+    )
+    app.post('/webhooks', verify, (c) => {
+      expectTypeOf(c.get('webhook')).toEqualTypeOf<WebhookDelivery>()
+      expectTypeOf(c.env.WEBHOOK_SECRET).toEqualTypeOf<string>()
+      return c.body(null, 204)
+    })
+    app.post('/direct', webhook({ auth: { mode: 'none' } }), (c) => {
+      // The route keeps the app's own Bindings, and the delivery.
+      expectTypeOf(c.env.WEBHOOK_SECRET).toEqualTypeOf<string>()
+      expectTypeOf(c.get('webhook')).toEqualTypeOf<WebhookDelivery>()
       return c.body(null, 204)
     })
   })

@@ -60,9 +60,9 @@ Options:
   -i, --include     Also print the answer's headers
   -h, --help        Show this help
 
-Examples:
-  hookguard send http://127.0.0.1:3000/hooks --mode secret --secret whsec-… --event order.paid
-  hookguard send http://127.0.0.1:3000/hooks --mode basic --username hook-user --file payload.json
+Examples (secrets from the environment, not the command line, so they stay out of shell history):
+  HOOKGUARD_SECRET=whsec-… hookguard send http://127.0.0.1:3000/webhooks --mode secret --event order.paid
+  HOOKGUARD_PASSWORD=… hookguard send http://127.0.0.1:3000/webhooks --mode basic --username hook-user --file payload.json
 `
 
 export const LISTEN_HELP = `Usage: hookguard listen --mode <mode> [--port <n>] [credentials]
@@ -82,7 +82,7 @@ Options:
   -h, --help        Show this help
 
 Example:
-  hookguard listen --mode secret --secret whsec-… --port 3000
+  HOOKGUARD_SECRET=whsec-… hookguard listen --mode secret --port 3000
 `
 
 export const TOKEN_HELP = `Usage: hookguard token <token_url> --appid <id> --secret <secret>

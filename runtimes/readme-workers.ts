@@ -1,0 +1,106 @@
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type DeliverOptions, deliver, EmulatorError, mockService, sampleEvent } from '@hookguard/emulator'
+import { build } from 'esbuild'
+import { Miniflare } from 'miniflare'
+import { deliverAll, type Emulator, ENV } from '../scripts/lib/snippet-deliveries.ts'
+import { extractAll, readmeFiles, type Snippet } from '../scripts/lib/snippets.ts'
+import { WORKER_CONDITIONS } from './bundle.ts'
+import type { Tally } from './suite/reply.ts'
+
+// The READMEs' Workers (`<!-- snippet: file env=workers deliver=… -->`, compiled by
+// `pnpm test:snippets`), run here the way a user deploys them: read from the Markdown, bundled
+// as wrangler would (the Worker conditions, the workspace's builds), started in workerd with the
+// compatibility date and flags of the README's own wrangler.jsonc and the snippets' bindings, and
+// delivered to over HTTP by the emulator, genuine and tampered. Called by workerd.ts, into its tally.
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.dirname(here)
+
+/** Compatibility settings from the first wrangler.jsonc block of the READMEs. */
+interface WranglerConfig {
+  compatibility_date: string
+  compatibility_flags?: string[]
+  main?: string
+}
+
+export async function checkReadmeWorkers(tally: Tally): Promise<void> {
+  const { snippets } = extractAll(root)
+  const workers = snippets.filter((s) => s.env === 'workers' && s.kind === 'file' && s.deliveries.length > 0)
+  let config: WranglerConfig | undefined
+  await tally.check('READMEs: a wrangler.jsonc with a compatibility date and no nodejs_compat, and a Worker to run', async () => {
+    config = await wranglerConfig()
+    if (config.compatibility_flags?.some((flag) => flag.startsWith('nodejs_compat'))) {
+      throw new Error('the README asks for nodejs_compat, which the packages do not need')
+    }
+    if (workers.length === 0) throw new Error('no <!-- snippet: file env=workers deliver=… --> block in the READMEs')
+  })
+  if (config === undefined) return
+  for (const snippet of workers) {
+    await tally.check(
+      `README Worker ${snippet.readme}:${snippet.line} in workerd: ${snippet.deliveries.map((d) => d.mode).join(', ')}`,
+      () => runWorker(snippet, config as WranglerConfig),
+    )
+  }
+}
+
+async function wranglerConfig(): Promise<WranglerConfig> {
+  for (const readme of readmeFiles(root)) {
+    const text = await readFile(path.join(root, readme), 'utf8')
+    const block = /```jsonc\n([\s\S]*?)\n```/.exec(text)?.[1]
+    if (block === undefined || !block.includes('"compatibility_date"')) continue
+    // JSON with comments: the comments here are whole lines or trail a value.
+    const json = block.replace(/^\s*\/\/.*$/gm, '').replace(/,\s*([}\]])/g, '$1')
+    return JSON.parse(json) as WranglerConfig
+  }
+  throw new Error('no wrangler.jsonc block with a compatibility_date in the READMEs')
+}
+
+async function runWorker(snippet: Snippet, config: WranglerConfig): Promise<void> {
+  const script = await bundle(snippet)
+  const mf = new Miniflare({
+    script,
+    modules: true,
+    compatibilityDate: config.compatibility_date,
+    compatibilityFlags: config.compatibility_flags ?? [],
+    // What `wrangler secret put` and .dev.vars would give it.
+    bindings: { ...ENV },
+    host: '127.0.0.1',
+    port: 0,
+  })
+  // The checks build the options per mode; the emulator checks them again when it delivers.
+  const emulator: Emulator = {
+    deliver: (options) => deliver(options as unknown as DeliverOptions),
+    sampleEvent,
+    mockService,
+    EmulatorError,
+  }
+  try {
+    const url = await mf.ready
+    await deliverAll(snippet, url.origin, emulator, AbortSignal.timeout(60_000))
+  } finally {
+    await mf.dispose().catch(() => undefined)
+  }
+}
+
+/** The snippet as wrangler would bundle it: ESM, the Worker conditions, no Node built-ins. */
+async function bundle(snippet: Snippet): Promise<string> {
+  const result = await build({
+    stdin: { contents: snippet.code, loader: 'ts', resolveDir: here, sourcefile: `${snippet.id}.ts` },
+    bundle: true,
+    write: false,
+    format: 'esm',
+    target: 'es2022',
+    platform: 'neutral',
+    conditions: WORKER_CONDITIONS,
+    mainFields: ['module', 'main'],
+    metafile: true,
+    logLevel: 'silent',
+  })
+  const inputs = Object.keys(result.metafile.inputs)
+  if (!inputs.some((file) => file.endsWith('packages/core/dist/web/index.js'))) {
+    throw new Error(`the bundle does not hold the core's Web build: ${inputs.filter((f) => f.includes('packages/')).join(', ')}`)
+  }
+  return result.outputFiles[0]?.text ?? ''
+}

@@ -1,0 +1,504 @@
+/**
+ * Every TypeScript and JavaScript block of README.md and packages/*\/README.md, as a user would
+ * paste it into a fresh project that installed the packed tarballs:
+ *
+ * 1. read from the Markdown and classified (scripts/lib/snippets.ts: a complete file, a fragment
+ *    with a named context, or `nocompile` with a reason; an unannotated block that is not a
+ *    complete file fails the run);
+ * 2. compiled with `tsc --strict` against the installed tarballs: Node snippets with
+ *    `module: nodenext`, Worker snippets with `moduleResolution: bundler` and
+ *    `@cloudflare/workers-types` (their run is in the runtime matrix's workerd job);
+ * 3. run: every server on an ephemeral port, on each framework major the README names (Express
+ *    4 and 5, Koa 2 and 3), delivered to by `@hookguard/emulator`'s `deliver` in each mode it shows:
+ *    the genuine delivery must get the status the README says, a tampered one a refusal; every
+ *    `run` file must exit 0; the README's `npx hookguard send` lines must print what it says.
+ *
+ * What is installed is what the READMEs' `npm install` lines name (tsx and wrangler aside: the
+ * test runs tsc's output, and workerd is the runtime matrix's), plus the older framework majors
+ * and the TypeScript of the workspace: one `npm install --prefer-offline` into a temporary folder
+ * outside the repository, removed at the end (kept with --keep; `--reuse=<folder>` skips packing
+ * and installing, for a folder kept before). Bounded by one deadline (HOOKGUARD_SNIPPETS_TIMEOUT
+ * seconds, default 300). Run after `pnpm build`: `pnpm test:snippets`.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createConnection, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { pack, publicPackages, ROOT, run, tail } from './lib/packages.ts'
+import { CONTEXTS } from './lib/snippet-contexts.ts'
+import { deliverAll, type Emulator, ENV } from './lib/snippet-deliveries.ts'
+import { type Delivery, extractAll, readmeFiles, type Snippet, startsServer } from './lib/snippets.ts'
+
+const TIMEOUT_S = Number(process.env.HOOKGUARD_SNIPPETS_TIMEOUT ?? 300)
+const KEEP = process.argv.includes('--keep')
+const REUSE = process.argv.find((arg) => arg.startsWith('--reuse='))?.slice('--reuse='.length)
+
+/** The packages whose READMEs carry the root README's Errors table. */
+const TABLE_CARRIERS = ['core', 'express', 'koa', 'hono']
+/** Installed by the READMEs' lines but not needed here: the test runs tsc's output, and workerd is the runtime matrix's. */
+const NOT_INSTALLED = new Set(['tsx', 'wrangler'])
+/** A framework the READMEs say works in two majors: the older one, installed under an alias. */
+const OLDER_MAJORS: Record<string, { alias: string; spec: string }> = {
+  express: { alias: 'express4', spec: 'express4@npm:express@^4' },
+  koa: { alias: 'koa2', spec: 'koa2@npm:koa@^2' },
+}
+const rootManifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+
+const started = Date.now()
+const signal = AbortSignal.timeout(TIMEOUT_S * 1000)
+const workdir = REUSE ?? mkdtempSync(join(tmpdir(), 'hookguard-snippets-'))
+let passed = 0
+let failed = 0
+const counts = { compiled: 0, fragments: 0, skipped: 0, servers: 0, deliveries: 0, runs: 0, cli: 0 }
+
+async function check(name: string, body: () => Promise<string | undefined>): Promise<boolean> {
+  const t = Date.now()
+  try {
+    const detail = await body()
+    passed++
+    console.log(`✓ ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`)
+    return true
+  } catch (error) {
+    failed++
+    const message = signal.aborted
+      ? `timed out (HOOKGUARD_SNIPPETS_TIMEOUT=${TIMEOUT_S})`
+      : error instanceof Error
+        ? error.message
+        : String(error)
+    console.log(`✗ ${name}\n    ${message.replaceAll('\n', '\n    ')}`)
+    return false
+  }
+}
+
+function write(path: string, text: string): void {
+  const file = join(workdir, path)
+  mkdirSync(dirname(file), { recursive: true })
+  writeFileSync(file, text)
+}
+
+/** A snippet as a file of the project: the fragment inside its context, and where its lines came from. */
+interface Source {
+  snippet: Snippet
+  /** Relative to the project folder: `src/readme-59.ts`. */
+  path: string
+  text: string
+  /** Lines of preamble before the snippet's first line. */
+  offset: number
+  /** Whether it imports a framework that has an older major to run on too. */
+  frameworks: string[]
+}
+
+try {
+  const { snippets, problems } = extractAll(ROOT)
+  const compiled = snippets.filter((s) => s.kind !== 'nocompile')
+  const sources = compiled.map(toSource)
+  counts.skipped = snippets.length - compiled.length
+  counts.fragments = compiled.filter((s) => s.kind === 'fragment').length
+
+  await check(`classify ${snippets.length} code blocks of ${readmeFiles(ROOT).length} READMEs`, async () => {
+    const more = [...problems]
+    for (const s of compiled) {
+      if (s.context !== undefined && CONTEXTS[s.context] === undefined) {
+        more.push(`${s.readme}:${s.line}: no context "${s.context}" (known: ${Object.keys(CONTEXTS).join(', ')})`)
+      }
+      if (s.context !== undefined && CONTEXTS[s.context]?.env !== s.env && s.env !== 'node') {
+        more.push(`${s.readme}:${s.line}: env=${s.env} differs from its context's`)
+      }
+      if (startsServer(s) && !s.run && s.deliveries.length === 0) {
+        more.push(`${s.readme}:${s.line}: a server with nothing to deliver: annotate it <!-- snippet: file deliver=MODE -->`)
+      }
+      if (s.deliveries.length > 0 && s.kind === 'fragment' && CONTEXTS[s.context ?? '']?.postamble === undefined) {
+        more.push(`${s.readme}:${s.line}: deliver= on a fragment needs a context that starts a server`)
+      }
+    }
+    if (more.length > 0) throw new Error(more.join('\n'))
+    const reasons = snippets.filter((s) => s.kind === 'nocompile').map((s) => `${s.readme}:${s.line} (${s.reason})`)
+    return `${compiled.length - counts.fragments} files, ${counts.fragments} fragments, ${counts.skipped} not compiled${reasons.length > 0 ? `: ${reasons.join('; ')}` : ''}`
+  })
+
+  await check('the package READMEs stand alone on the registry: absolute links, and the root Errors table', async () => standAlone())
+
+  const installed = REUSE !== undefined ? existsSync(join(workdir, 'node_modules')) : await install()
+  if (!installed) throw new Error('install failed; nothing to test')
+  writeProjects(sources)
+
+  const nodeOk = await check(`tsc --strict, module nodenext: ${sources.filter((s) => s.snippet.env === 'node').length} Node snippets`, () =>
+    tsc('node', sources),
+  )
+  await check(
+    `tsc --strict, moduleResolution bundler, @cloudflare/workers-types: ${sources.filter((s) => s.snippet.env === 'workers').length} Worker snippets`,
+    () => tsc('workers', sources),
+  )
+  if (nodeOk) {
+    const emulator = (await import(pathToFileURL(join(workdir, 'node_modules/@hookguard/emulator/dist/index.js')).href)) as Emulator
+    // What the API client's snippets call: the service's API v2, emulated, with the READMEs' credentials.
+    const service = await emulator.mockService({ appId: ENV.APP_ID, appSecret: ENV.APP_SECRET })
+    try {
+      for (const source of sources.filter((s) => s.snippet.env === 'node')) {
+        const { snippet } = source
+        if (snippet.run) {
+          await check(`run ${where(snippet)}: exits 0`, async () => {
+            counts.runs++
+            const env = snippetEnv({ SERVICE_API_URL: service.url })
+            const result = await run('node', [outFile(source)], { cwd: join(workdir, 'node'), signal, env })
+            if (result.code !== 0) throw new Error(`exited ${result.code}\n${tail(result)}`)
+            return undefined
+          })
+        }
+        if (snippet.deliveries.length === 0) continue
+        for (const framework of ['', ...source.frameworks]) {
+          const label = framework === '' ? '' : ` on ${OLDER_MAJORS[framework]?.alias}`
+          await check(`serve ${where(snippet)}${label}: ${snippet.deliveries.map(describe).join(', ')}`, () =>
+            serveAndDeliver(source, framework, emulator),
+          )
+        }
+      }
+    } finally {
+      await service.close()
+    }
+    await checkCliLines(sources)
+  }
+} catch (error) {
+  failed++
+  console.log(`✗ ${error instanceof Error ? error.message : String(error)}`)
+} finally {
+  if (KEEP || REUSE !== undefined) console.log(`kept ${workdir}`)
+  else rmSync(workdir, { recursive: true, force: true })
+}
+console.log(
+  `compiled ${counts.compiled} snippets (${counts.fragments} fragments; ${counts.skipped} not compiled); ran ${counts.servers} servers with ${counts.deliveries} deliveries, ${counts.runs} scripts, ${counts.cli} command lines`,
+)
+console.log(`snippets: ${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`)
+process.exitCode = failed === 0 ? 0 : 1
+
+function where(snippet: Snippet): string {
+  return `${snippet.readme}:${snippet.line}`
+}
+
+function describe({ mode, path }: Delivery): string {
+  return path === '/webhooks' ? mode : `${mode} ${path}`
+}
+
+function toSource(snippet: Snippet): Source {
+  const context = snippet.context === undefined ? undefined : CONTEXTS[snippet.context]
+  const preamble = context === undefined ? '' : `${context.preamble}\n// ── ${snippet.readme}:${snippet.line}\n`
+  const postamble = context?.postamble !== undefined && snippet.deliveries.length > 0 ? `\n${context.postamble}` : ''
+  const text = `${preamble}${snippet.code}${postamble}`
+  const frameworks = Object.keys(OLDER_MAJORS).filter((name) => new RegExp(`from '${name}'`).test(text))
+  const extension = snippet.lang === 'ts' ? 'ts' : 'js'
+  return { snippet, path: `src/${snippet.id}.${extension}`, text, offset: preamble.split('\n').length - 1, frameworks }
+}
+
+function outFile(source: Source): string {
+  return join(workdir, 'node', source.path.replace(/^src\//, 'out/').replace(/\.ts$/, '.js'))
+}
+
+/**
+ * npm shows a package's README without the repository around it: a relative link there is a
+ * dead link. The packages whose users meet the receiver's refusals carry the Errors table, the
+ * same as the root README's.
+ */
+function standAlone(): string {
+  const problems: string[] = []
+  const rootTable = errorsTable(readFileSync(join(ROOT, 'README.md'), 'utf8'))
+  if (rootTable === undefined) throw new Error('README.md has no Errors table (a table whose header starts with | `error`)')
+  for (const readme of readmeFiles(ROOT).filter((file) => file !== 'README.md')) {
+    const text = readFileSync(join(ROOT, readme), 'utf8')
+    text.split('\n').forEach((line, i) => {
+      for (const [, target] of line.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (!/^(https?:|mailto:|#)/.test(target as string)) problems.push(`${readme}:${i + 1}: relative link ${target}`)
+      }
+    })
+    const table = errorsTable(text)
+    if (TABLE_CARRIERS.some((name) => readme === `packages/${name}/README.md`) && table !== rootTable) {
+      problems.push(`${readme}: its Errors table ${table === undefined ? 'is missing' : "differs from README.md's"}`)
+    }
+  }
+  if (problems.length > 0) throw new Error(problems.join('\n'))
+  return `${TABLE_CARRIERS.length} Errors tables`
+}
+
+/** The table whose header starts with `| \`error\``, rows with their padding collapsed. */
+function errorsTable(text: string): string | undefined {
+  const lines = text.split('\n')
+  const start = lines.findIndex((line) => line.startsWith('| `error`'))
+  if (start === -1) return undefined
+  const end = lines.findIndex((line, i) => i > start && !line.startsWith('|'))
+  return lines
+    .slice(start, end === -1 ? undefined : end)
+    .map((line) => line.replace(/\s*\|\s*/g, '|').replace(/-{3,}/g, '---'))
+    .join('\n')
+}
+
+/** The snippet's environment: the READMEs' variables, and no colour. */
+function snippetEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...ENV, ...extra }
+}
+
+/**
+ * The packages the READMEs' `npm install` commands name, as written (a version range if they give
+ * one): in shell blocks, and in inline code such as (`npm install redis`).
+ */
+function readmeInstalls(): string[] {
+  const names = new Set<string>()
+  for (const readme of readmeFiles(ROOT)) {
+    const text = readFileSync(join(ROOT, readme), 'utf8')
+    for (const match of text.matchAll(/(?:^\s*(?:\$\s+)?|`)npm (?:install|i|add)\s+([^`\n]*)/gm)) {
+      const words = (match[1] as string).replace(/#.*$/, '').trim().split(/\s+/)
+      // A global install is a tool for the reader's machine (pnpm for contributors), not the project's.
+      if (words.includes('-g') || words.includes('--global')) continue
+      for (const word of words) {
+        if (word !== '' && !word.startsWith('-')) names.add(word)
+      }
+    }
+  }
+  return [...names]
+}
+
+async function install(): Promise<boolean> {
+  const tarballs = new Map<string, string>()
+  const packed = await check('pack every package', async () => {
+    mkdirSync(join(workdir, 'tarballs'))
+    for (const pkg of publicPackages()) tarballs.set(pkg.name, await pack(pkg, join(workdir, 'tarballs'), signal))
+    return [...tarballs.keys()].join(', ')
+  })
+  if (!packed) return false
+  const named = readmeInstalls()
+  const nameOf = (spec: string) => spec.replace(/^(@?[^@]+).*$/, '$1')
+  const unknown = named.filter((spec) => spec.startsWith('@hookguard/') && !tarballs.has(nameOf(spec)))
+  const registry = named.filter((spec) => !spec.startsWith('@hookguard/') && !NOT_INSTALLED.has(nameOf(spec)))
+  const extras = [
+    ...Object.values(OLDER_MAJORS).map(({ spec }) => spec),
+    `typescript@${rootManifest.devDependencies.typescript}`,
+    `@types/node@${rootManifest.devDependencies['@types/node']}`,
+  ].filter((spec) => !registry.some((other) => nameOf(other) === nameOf(spec)))
+  return check(`npm install the tarballs and what the READMEs name: ${registry.join(' ')}`, async () => {
+    if (unknown.length > 0) throw new Error(`the READMEs install packages that are not in the workspace: ${unknown.join(', ')}`)
+    write('package.json', `${JSON.stringify({ name: 'hookguard-snippets', private: true }, null, 2)}\n`)
+    const args = [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      ...tarballs.values(),
+      ...registry,
+      ...extras,
+    ]
+    const result = await run('npm', args, { cwd: workdir, signal })
+    if (result.code !== 0) throw new Error(`npm install exited ${result.code}\n${tail(result)}`)
+    return `${tarballs.size} tarballs, ${registry.length + extras.length} registry packages`
+  })
+}
+
+function writeProjects(sources: readonly Source[]): void {
+  const strict = { strict: true, skipLibCheck: true, target: 'es2022', allowJs: true, checkJs: true }
+  write('node/package.json', '{ "type": "module" }\n')
+  write(
+    'node/tsconfig.json',
+    `${JSON.stringify({ compilerOptions: { ...strict, module: 'nodenext', outDir: 'out', rootDir: 'src', types: ['node'] }, include: ['src'] }, null, 2)}\n`,
+  )
+  write('workers/package.json', '{ "type": "module" }\n')
+  write(
+    'workers/tsconfig.json',
+    `${JSON.stringify(
+      {
+        compilerOptions: {
+          ...strict,
+          module: 'es2022',
+          moduleResolution: 'bundler',
+          lib: ['es2022'],
+          types: ['@cloudflare/workers-types'],
+          noEmit: true,
+        },
+        include: ['src'],
+      },
+      null,
+      2,
+    )}\n`,
+  )
+  for (const source of sources) write(join(source.snippet.env, source.path), source.text)
+  // The older majors: a folder whose own node_modules has the alias under the framework's name,
+  // so the same emitted file resolves `express` to Express 4 there.
+  for (const [framework, { alias }] of Object.entries(OLDER_MAJORS)) {
+    const folder = join(workdir, `node-${alias}`)
+    mkdirSync(join(folder, 'node_modules'), { recursive: true })
+    write(`node-${alias}/package.json`, '{ "type": "module" }\n')
+    const link = join(folder, 'node_modules', framework)
+    if (!existsSync(link)) symlinkSync(join(workdir, 'node_modules', alias), link, 'dir')
+  }
+}
+
+/** tsc on one project; an error is reported at its README line. */
+async function tsc(project: 'node' | 'workers', sources: readonly Source[]): Promise<string | undefined> {
+  const mine = sources.filter((s) => s.snippet.env === project)
+  if (mine.length === 0) return 'none'
+  const tscBin = join(workdir, 'node_modules', 'typescript', 'bin', 'tsc')
+  const result = await run('node', [tscBin, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: join(workdir, project), signal })
+  if (result.code === 0) {
+    counts.compiled += mine.length
+    return undefined
+  }
+  const lines = `${result.stdout}\n${result.stderr}`
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const match = /^src\/([\w.-]+?)\.(?:ts|js)\((\d+),(\d+)\): (.*)$/.exec(line)
+      const source = match && mine.find((s) => s.path === `src/${match[1]}.${s.snippet.lang}`)
+      if (!match || !source) return line
+      const at = Number(match[2]) - source.offset
+      const total = source.snippet.code.split('\n').length - 1
+      const place =
+        at >= 1 && at <= total
+          ? `${source.snippet.readme}:${source.snippet.line + at}`
+          : `${where(source.snippet)} (in the context ${source.snippet.context}, line ${match[2]})`
+      return `${place}:${match[3]}: ${match[4]}`
+    })
+  counts.compiled += mine.length - new Set(lines.map((line) => line.split(':').slice(0, 2).join(':'))).size
+  throw new Error(lines.join('\n'))
+}
+
+interface Running {
+  child: ChildProcess
+  output: () => string
+  stop: () => Promise<void>
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** Starts an emitted server with PORT set; resolves once it accepts connections on 127.0.0.1. */
+async function start(file: string, cwd: string, port: number, env: Record<string, string> = {}): Promise<Running> {
+  const child = spawn('node', [file], { cwd, env: snippetEnv({ PORT: String(port), ...env }), stdio: ['ignore', 'pipe', 'pipe'], signal })
+  let output = ''
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk
+  })
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk
+  })
+  child.on('error', () => undefined)
+  let exited = false
+  const closed = new Promise<void>((resolve) =>
+    child.on('close', () => {
+      exited = true
+      resolve()
+    }),
+  )
+  const stop = async () => {
+    if (exited) return
+    child.kill('SIGTERM')
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
+    await closed
+    clearTimeout(timer)
+  }
+  const until = Date.now() + 15_000
+  for (;;) {
+    if (exited) throw new Error(`the server exited before it listened\n${output.trim()}`)
+    if (await accepts(port)) return { child, output: () => output, stop }
+    if (Date.now() > until || signal.aborted) {
+      await stop()
+      throw new Error(`the server did not listen on port ${port} within 15 s\n${output.trim()}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' })
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+async function serveAndDeliver(source: Source, framework: string, emulator: Emulator): Promise<string> {
+  const { snippet } = source
+  const alias = OLDER_MAJORS[framework]?.alias
+  let file = outFile(source)
+  let cwd = join(workdir, 'node')
+  if (alias !== undefined) {
+    // The same emitted file, beside the older major.
+    cwd = join(workdir, `node-${alias}`)
+    const copy = join(cwd, 'out', `${snippet.id}.js`)
+    mkdirSync(dirname(copy), { recursive: true })
+    writeFileSync(copy, readFileSync(file))
+    file = copy
+  }
+  const port = await freePort()
+  const server = await start(file, cwd, port)
+  counts.servers++
+  let seen: string[]
+  try {
+    seen = await deliverAll(snippet, `http://127.0.0.1:${port}`, emulator, signal)
+    counts.deliveries += seen.length
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${server.output().trim()}`)
+  } finally {
+    await server.stop()
+  }
+  return seen.join(' ')
+}
+
+/**
+ * README.md's `npx hookguard send …` lines, run with the installed bin against each of its
+ * servers in mode secret: a line followed by a `# NNN …` comment must print that status first.
+ * The server gets the secret the README's own `WEBHOOK_SECRET=… npx tsx` line gives it.
+ */
+async function checkCliLines(sources: readonly Source[]): Promise<void> {
+  const text = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const lines = text.split('\n')
+  const commands: { line: number; env: Record<string, string>; args: string[]; expect: string }[] = []
+  lines.forEach((line, i) => {
+    const match = /^((?:[A-Z_]+=\S+\s+)*)npx hookguard (send .*)$/.exec(line.trim())
+    const expected = /^#\s*(\d{3}\b.*)$/.exec((lines[i + 1] ?? '').trim())
+    if (match === null || expected === null) return
+    const env = Object.fromEntries(
+      (match[1] as string)
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((pair) => pair.split('=') as [string, string]),
+    )
+    commands.push({ line: i + 1, env, args: (match[2] as string).split(/\s+/), expect: expected[1] as string })
+  })
+  const secret = /WEBHOOK_SECRET=(\S+)\s+npx tsx/.exec(text)?.[1]
+  const servers = sources.filter(
+    (s) => s.snippet.readme === 'README.md' && s.snippet.kind === 'file' && s.snippet.deliveries.some((d) => d.mode === 'secret'),
+  )
+  await check(`README.md's \`npx hookguard send\` lines against its ${servers.length} servers`, async () => {
+    if (commands.length === 0) throw new Error('no `npx hookguard send …` line followed by a `# <status>` comment in README.md')
+    if (secret === undefined) throw new Error('no `WEBHOOK_SECRET=… npx tsx` line in README.md to start the servers with')
+    const bin = join(workdir, 'node_modules', '.bin', 'hookguard')
+    for (const server of servers) {
+      const port = await freePort()
+      const running = await start(outFile(server), join(workdir, 'node'), port, { WEBHOOK_SECRET: secret })
+      try {
+        for (const command of commands) {
+          counts.cli++
+          const args = command.args.map((arg) => arg.replace('http://localhost:3000', `http://127.0.0.1:${port}`))
+          const result = await run(bin, args, { cwd: workdir, signal, env: { PATH: process.env.PATH, NO_COLOR: '1', ...command.env } })
+          const first = result.stdout.split('\n')[0]?.trim() ?? ''
+          if (!first.startsWith(command.expect.split(/\s+/)[0] as string)) {
+            throw new Error(
+              `README.md:${command.line} against ${where(server.snippet)} printed "${first}", the README says "${command.expect}"\n${tail(result)}`,
+            )
+          }
+        }
+      } finally {
+        await running.stop()
+      }
+    }
+    return `${commands.length} lines × ${servers.length} servers`
+  })
+}
