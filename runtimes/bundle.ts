@@ -27,13 +27,12 @@ const esbuild = createRequire(createRequire(import.meta.url).resolve('tsup'))('e
 
 const CONFORMANCE_TABLE = path.join(root, 'test/conformance/cases.ts')
 const TABLE_SHIMS: Record<string, string> = {
-  vitest: path.join(here, 'shims/vitest.ts'),
   'node:zlib': path.join(here, 'shims/zlib.ts'),
 }
 const BUFFER_SHIM = path.join(here, 'shims/buffer.ts')
 
 /**
- * The conformance table imports vitest and `node:zlib` and uses the `Buffer` global; only the
+ * The conformance table imports `node:zlib` and uses the `Buffer` global; only the
  * table gets the shims. Any other module that reaches for a Node built-in still fails the build,
  * and one that uses `Buffer` still fails in workerd, which is the point.
  */
