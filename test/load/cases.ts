@@ -4,7 +4,7 @@
  */
 import { sign } from '@hookguard/core'
 import type autocannon from 'autocannon'
-import { BASIC, CASE_HEADER, MAX_BODY_SIZE, PATHS, SECRET } from './settings.ts'
+import { BASIC, CASE_HEADER, DELIVERY_HEADER, MAX_BODY_SIZE, PATHS, SECRET } from './settings.ts'
 
 const SIGNATURE_HEADER = 'x-service-hmac-signature'
 const DELIVERY_SIZE = 1024
@@ -28,6 +28,9 @@ const EXPECTED: Record<CaseName, Expected> = {
   'basic-valid': { status: 200 },
   'basic-wrong': { status: 401, error: 'invalid_credentials' },
 }
+const CASE_NAMES = Object.keys(EXPECTED) as CaseName[]
+/** The cases whose handler must have seen the very delivery the request carried. */
+const DRAWN = new Set<CaseName>(['valid', 'basic-valid'])
 
 /** What one autocannon run saw, counted by the case of the request each answer belongs to. */
 export interface Tally {
@@ -87,13 +90,9 @@ function headerValue(headers: Record<string, string | string[]>, name: string): 
   return undefined
 }
 
-/** Why an answer is wrong for its request, or `undefined` when it is the expected one. */
-function fault(name: CaseName, status: number, body: string, headers: Record<string, string | string[]>, sentId?: string) {
+/** Why an answer is wrong for the request it answered, or `undefined` when it is the expected one. */
+function fault(name: CaseName, status: number, body: string, sentId?: string) {
   const expected = EXPECTED[name]
-  // The server echoes the case it was sent: another case here means the answer belongs to
-  // another request, and checking it against this one's expectation would prove nothing.
-  const echoed = headerValue(headers, CASE_HEADER)
-  if (echoed !== name) return `answer echoes case ${JSON.stringify(echoed)}`
   if (status !== expected.status) return `status ${status}, expected ${expected.status}`
   let parsed: { error?: unknown; id?: unknown }
   try {
@@ -120,12 +119,26 @@ export async function loadRequests(counts: Tally): Promise<autocannon.Request[]>
   const oversizeText = delivery('evt-oversize', MAX_BODY_SIZE + 1024)
   const oversize = { body: Buffer.from(oversizeText), signature: await sign(oversizeText, SECRET) }
 
-  function record(name: CaseName, status: number, body: string, headers: Record<string, string | string[]>, sentId?: string) {
+  /**
+   * Judges an answer by the request it answered, as the server echoes it (see CASE_HEADER), not
+   * by the client's pairing: an answer that names no case of the mix is wrong in itself.
+   */
+  function record(status: number, body: string, headers: Record<string, string | string[]>) {
+    const echoed = headerValue(headers, CASE_HEADER)
+    const name = CASE_NAMES.find((known) => known === echoed)
+    if (name === undefined) {
+      const kind = `answer names no case (${JSON.stringify(echoed)})`
+      counts.checked++
+      counts.wrong++
+      counts.problems.set(kind, (counts.problems.get(kind) ?? 0) + 1)
+      return
+    }
+    const sentId = DRAWN.has(name) ? headerValue(headers, DELIVERY_HEADER) : undefined
     counts.checked++
     counts.byCase[name]++
     if (EXPECTED[name].status >= 300) counts.expectedNon2xx++
     if (status >= 500) counts.serverErrors++
-    const problem = fault(name, status, body, headers, sentId)
+    const problem = fault(name, status, body, sentId)
     if (problem === undefined) return
     counts.wrong++
     const kind = `${name}: ${problem}`
@@ -139,7 +152,7 @@ export async function loadRequests(counts: Tally): Promise<autocannon.Request[]>
       path,
       headers: { 'content-type': 'application/json', [CASE_HEADER]: name, ...headers },
       body,
-      onResponse: (status, text, _context, answerHeaders) => record(name, status, text, answerHeaders),
+      onResponse: (status, text, _context, answerHeaders) => record(status, text, answerHeaders),
     }
   }
 
@@ -147,17 +160,21 @@ export async function loadRequests(counts: Tally): Promise<autocannon.Request[]>
     return {
       method: 'POST',
       path,
-      setupRequest(params, context) {
+      setupRequest(params) {
         const delivery = pool[next++ % POOL_SIZE] as Signed
-        // With one request in flight per connection, the context still holds this id when its answer comes.
-        context.sentId = delivery.id
         return {
           ...params,
-          headers: { ...params.headers, 'content-type': 'application/json', [CASE_HEADER]: name, ...headers(delivery) },
+          headers: {
+            ...params.headers,
+            'content-type': 'application/json',
+            [CASE_HEADER]: name,
+            [DELIVERY_HEADER]: String(delivery.id),
+            ...headers(delivery),
+          },
           body: delivery.body,
         }
       },
-      onResponse: (status, text, context, answerHeaders) => record(name, status, text, answerHeaders, String(context.sentId)),
+      onResponse: (status, text, _context, answerHeaders) => record(status, text, answerHeaders),
     }
   }
 
@@ -166,6 +183,9 @@ export async function loadRequests(counts: Tally): Promise<autocannon.Request[]>
     request('tampered', PATHS.secret, { [SIGNATURE_HEADER]: first.signature }, tamperedBody),
     request('unsigned', PATHS.secret, {}, first.body),
     request('oversize', PATHS.secret, { [SIGNATURE_HEADER]: oversize.signature }, oversize.body),
+    // autocannon skips the request after one whose connection the server closed (the oversize
+    // refusal above): a cheap refusal stands here to be skipped, so every other case is still sent.
+    request('unsigned', PATHS.secret, {}, first.body),
     drawn('basic-valid', PATHS.basic, () => ({ authorization: basicAuthorization(BASIC.username, BASIC.password) })),
     request('basic-wrong', PATHS.basic, { authorization: basicAuthorization(BASIC.username, 'not-the-password') }, first.body),
   ]

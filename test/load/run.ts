@@ -98,7 +98,14 @@ async function load(port: number, seconds: number, connections: number): Promise
 /** Why a phase fails, beyond wrong answers and 5xx, which the figures carry themselves. */
 function phaseFailures(name: string, { result, tally }: Phase): string[] {
   const failures: string[] = []
-  if (result.errors > 0) failures.push(`${name}: ${result.errors} connection errors (${result.timeouts} timeouts)`)
+  // A refused oversize body is answered with Connection: close while the client may still be
+  // sending it, and closing a socket with unread bytes can reset it before the client reads the
+  // 413 (Node does no lingering close). Such resets are allowed up to 1 % of those refusals, and
+  // timeouts never: a stalled connection is what the close exists to prevent.
+  const allowedResets = Math.floor(tally.byCase.oversize / 100)
+  if (result.timeouts > 0 || result.errors - result.timeouts > allowedResets) {
+    failures.push(`${name}: ${result.errors} connection errors (${result.timeouts} timeouts; ${allowedResets} resets allowed)`)
+  }
   if (result.non2xx !== tally.expectedNon2xx) {
     failures.push(`${name}: ${result.non2xx} non-2xx answers where ${tally.expectedNon2xx} refusals were expected`)
   }

@@ -22,6 +22,7 @@ import Koa2 from 'koa2'
 import {
   BASIC_OPTIONS,
   CASE_HEADER,
+  DELIVERY_HEADER,
   FRAMEWORKS,
   type Framework,
   PATHS,
@@ -45,6 +46,7 @@ function expressServer(createApp: typeof express5): Server {
   app.disable('x-powered-by')
   app.use((req, res, next) => {
     res.setHeader(CASE_HEADER, req.headers[CASE_HEADER] ?? '')
+    res.setHeader(DELIVERY_HEADER, req.headers[DELIVERY_HEADER] ?? '')
     next()
   })
   for (const [path, options] of ROUTES) {
@@ -60,6 +62,7 @@ function koaServer(KoaClass: typeof Koa3): Server {
   const routes = new Map(ROUTES.map(([path, options]) => [path, forKoa.webhook(options)]))
   app.use(async (ctx, next) => {
     ctx.set(CASE_HEADER, ctx.get(CASE_HEADER))
+    ctx.set(DELIVERY_HEADER, ctx.get(DELIVERY_HEADER))
     const hook = ctx.method === 'POST' ? routes.get(ctx.path) : undefined
     if (hook === undefined) return next()
     return hook(ctx, async () => {
@@ -76,6 +79,7 @@ function honoServer(): Server {
     // After next(): a refused request's answer is the Response the middleware built, which
     // headers prepared before next() would not reach.
     c.res.headers.set(CASE_HEADER, c.req.header(CASE_HEADER) ?? '')
+    c.res.headers.set(DELIVERY_HEADER, c.req.header(DELIVERY_HEADER) ?? '')
   })
   for (const [path, options] of ROUTES) {
     app.post(path, forHono.webhook(options), (c) => c.json(answerOf(c.get('webhook').payload)))

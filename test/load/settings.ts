@@ -10,8 +10,15 @@ export const BASIC = { username: 'load-user', password: 'load-password-4c1d' } a
  */
 export const MAX_BODY_SIZE = 64 * 1024
 
-/** Each request names its case here and the server echoes it, tying every answer to its request. */
+/**
+ * Each request names its case here, and a valid one the delivery it carries; the server echoes
+ * both, tying every answer to the request it answered. The load client's own pairing of answers
+ * with requests cannot be relied on once a server closes connections: after a refusal answered
+ * with `Connection: close` (an oversize body), autocannon reconnects and attributes the answers
+ * that follow to the request after the one they answer.
+ */
 export const CASE_HEADER = 'x-load-case'
+export const DELIVERY_HEADER = 'x-load-delivery'
 
 export const PATHS = { secret: '/secret', basic: '/basic' } as const
 
