@@ -1,0 +1,32 @@
+import { fileURLToPath } from 'node:url'
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
+import core from './packages/core/vitest.config.ts'
+import workspace from './vitest.config.ts'
+
+/**
+ * The core's tests on both of its builds, and nothing else: what the mutation run
+ * (`stryker.config.mjs`) executes against each mutant. The two projects are the ones `pnpm test`
+ * runs, taken from their own configs so they cannot drift apart: `core` resolves `#crypto` to the
+ * Node backend, `core-web` to Web Crypto. Each also gets `vitest.mutation.setup.ts`, which skips
+ * the suites that read the source text instead of running it.
+ */
+const SETUP = fileURLToPath(new URL('./vitest.mutation.setup.ts', import.meta.url))
+
+function webProject(): TestProjectInlineConfiguration {
+  const found = workspace.test?.projects?.find(
+    (project): project is TestProjectInlineConfiguration =>
+      typeof project === 'object' && !(project instanceof Promise) && project.test?.name === 'core-web',
+  )
+  if (!found) throw new Error('vitest.config.ts declares no `core-web` project')
+  return found
+}
+
+/** `project` rooted at packages/core (a config file's own folder is no longer implied), with the setup. */
+function forMutation(project: TestProjectInlineConfiguration): TestProjectInlineConfiguration {
+  const setupFiles = [project.test?.setupFiles ?? []].flat()
+  return { ...project, test: { ...project.test, root: 'packages/core', setupFiles: [...setupFiles, SETUP] } }
+}
+
+export default defineConfig({
+  test: { projects: [forMutation(core), forMutation(webProject())] },
+})
