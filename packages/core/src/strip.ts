@@ -25,17 +25,30 @@ function wordsOf(body: Uint8Array): { words: Uint32Array; start: number; end: nu
   return { words, start, end: start + count * 4 }
 }
 
-/** Index of the first byte Java's `\s` matches, or -1; eight words a test where none is low. */
+/** Whether a signed 32-bit word has a byte <= 0x20 (the same test as {@link hasLowByte}, kept in int32 range). */
+const lowBits = (word: number) => (word - 0x21212121) & ~word
+
+/**
+ * Index of the first byte Java's `\s` matches, or -1. Eight words a test over an `Int32Array`,
+ * unrolled: signed words keep V8's arithmetic in 32-bit integers, which a `Uint32Array`'s values
+ * above 2^31 would not (docs/benchmarks.md).
+ */
 export function indexOfJavaWhitespace(body: Uint8Array): number {
-  const { words, start } = wordsOf(body)
+  const start = Math.min((4 - (body.byteOffset % 4)) % 4, body.length)
   for (let i = 0; i < start; i++) if (JAVA_WHITESPACE[body[i] as number] === 1) return i
+  const count = (body.length - start) >>> 2
+  const words = count === 0 ? new Int32Array(0) : new Int32Array(body.buffer, body.byteOffset + start, count)
   let w = 0
   for (const last = words.length - 8; w <= last; w += 8) {
-    let low = 0
-    for (let k = w; k < w + 8; k++) {
-      const word = words[k] as number
-      low |= (word - 0x21212121) & ~word
-    }
+    const low =
+      lowBits(words[w] as number) |
+      lowBits(words[w + 1] as number) |
+      lowBits(words[w + 2] as number) |
+      lowBits(words[w + 3] as number) |
+      lowBits(words[w + 4] as number) |
+      lowBits(words[w + 5] as number) |
+      lowBits(words[w + 6] as number) |
+      lowBits(words[w + 7] as number)
     if ((low & 0x80808080) !== 0) break
   }
   // From the first block that flagged (or the last words and bytes), byte by byte.
