@@ -12,7 +12,7 @@ import { containsAnyByte } from './bytes.ts'
  * Candidates, in the order the verifier tries them, each only when the ones before failed:
  * 1. the service's own form: Java's six removed (the body itself when it has none);
  * 2. only with `unicodeWhitespace: true`: every Unicode whitespace removed ({@link stripUnicodeWhitespace});
- * 3. Gson's HTML escapes applied, Java's six removed ({@link gsonCandidate}).
+ * 3. Gson's HTML escapes applied, Java's six removed, for bodies up to 64 KiB ({@link gsonCandidate}).
  * Each later candidate is made only where it differs from the first, and is bounded in size, so an
  * unauthenticated request costs a small multiple of one HMAC over its body, whatever it holds.
  */
@@ -178,8 +178,17 @@ const MAX_ESCAPED_SHARE = 5
  * escaped, or too much would (see {@link MAX_ESCAPED_SHARE}).
  */
 export function gsonCandidate(body: Uint8Array): Uint8Array | undefined {
+  if (body.length > MAX_GSON_FALLBACK_BODY) return undefined
   return withGsonEscapes(plain(body), true, Math.floor(body.length / MAX_ESCAPED_SHARE))
 }
+
+/**
+ * The largest body the Gson fallback is tried on. Building the escaped text is a JavaScript pass
+ * over every byte, several HMACs' worth of time, so without a bound an unauthenticated 1 MiB body
+ * of escapes costs that much each time; the fallback is for a misconfigured sender's deliveries,
+ * which are a few KiB, and the service's own sender never needs it (docs/benchmarks.md).
+ */
+export const MAX_GSON_FALLBACK_BODY = 64 * 1024
 
 /** The kind of each byte when Java's whitespace is removed as well. */
 const KIND_STRIPPING = KIND.map((kind, byte) => (JAVA_WHITESPACE[byte] === 1 ? REMOVE : kind))

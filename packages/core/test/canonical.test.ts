@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { gsonCandidate } from '../src/canonical.ts'
 import { indexOfJavaWhitespace } from '../src/strip.ts'
+import { unicodeJsonValue, unicodeUnit } from './arbitraries.ts'
 
 const encode = (text: string) => new TextEncoder().encode(text)
 const decode = (bytes: Uint8Array) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes)
@@ -17,6 +18,7 @@ const tricky = fc.string({
     fc.constantFrom(' ', '\t', '\n', '\x0B', '\f', '\r', '\u00A0', '\u3000', '\u2028', '\u2029', '\uFEFF', '\u1680', '\u0085'),
     fc.constantFrom('{', '}', '"', '\\', ':', ',', '<', '>', '&', '=', "'"),
     fc.string({ unit: 'grapheme', maxLength: 1 }),
+    unicodeUnit,
   ),
 })
 
@@ -108,7 +110,7 @@ describe('escapeLikeGson', () => {
 
   it('produces what JSON.parse reads back as the same value', () => {
     fc.assert(
-      fc.property(fc.jsonValue(), (value) => {
+      fc.property(unicodeJsonValue(), (value) => {
         const text = encode(JSON.stringify(value))
         const escaped = escapeLikeGson(text)
         if (escaped !== undefined) expect(JSON.parse(decode(escaped))).toEqual(JSON.parse(decode(text)))
@@ -164,6 +166,12 @@ describe('gsonCandidate', () => {
     expect(gsonCandidate(encode('<'.repeat(1000)))).toBeUndefined()
     expect(gsonCandidate(encode(`"${'<'.repeat(200)}${'x'.repeat(798)}"`))).toBeDefined()
     expect(gsonCandidate(encode(`"${'<'.repeat(201)}${'x'.repeat(797)}"`))).toBeUndefined()
+  })
+
+  it('makes nothing for a body over 64 KiB, so a large hostile body costs no JavaScript pass', () => {
+    const text = (size: number) => encode(`{"html":"<b>${'x'.repeat(size - 18)}</b>"}`)
+    expect(gsonCandidate(text(64 * 1024))).toBeDefined()
+    expect(gsonCandidate(text(64 * 1024 + 1))).toBeUndefined()
   })
 
   it('counts U+2028 and U+2029 as escapes too', () => {

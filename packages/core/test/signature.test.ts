@@ -2,6 +2,7 @@ import { sign, verifySignature } from '@hookguard/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import fixtures from '../../../test/fixtures/signatures.json' with { type: 'json' }
+import { unicodeJsonValue, unicodeString } from './arbitraries.ts'
 import { gsonText } from './gson.ts'
 
 const encode = (text: string) => new TextEncoder().encode(text)
@@ -98,6 +99,14 @@ describe('verifySignature', () => {
       expect(await verifySignature(body, await sign(body, 'old'), ['old', 'new'])).toBe(true)
     })
 
+    it('matches a signature by any of three or more, the middle one included', async () => {
+      const body = '{"event":"ping"}'
+      for (const secret of ['first', 'middle', 'last']) {
+        expect(await verifySignature(body, await sign(body, secret), ['first', 'middle', 'last'])).toBe(true)
+      }
+      expect(await verifySignature(body, await sign(body, 'second'), ['first', 'second', 'third', 'fourth'])).toBe(true)
+    })
+
     it('refuses a signature by a secret that is not among them', async () => {
       const body = '{"event":"ping"}'
       expect(await verifySignature(body, await sign(body, 'retired'), ['old', 'new'])).toBe(false)
@@ -129,12 +138,34 @@ describe('verifySignature', () => {
   })
 
   describe('when misused', () => {
+    it('throws a TypeError naming the package for a secret that is not a string', async () => {
+      for (const secret of [[42], ['ok', 42]]) {
+        await expect(verifySignature('{}', 'a'.repeat(64), secret as never)).rejects.toThrow(/^@hookguard\/core: /)
+      }
+      await expect(sign('{}', 42 as never)).rejects.toThrow(TypeError)
+    })
+
     it('throws a TypeError naming the package for an empty secret list', async () => {
       await expect(verifySignature('{}', 'ab', [])).rejects.toThrow(/^@hookguard\/core: /)
     })
 
     it('throws a TypeError for an empty secret', async () => {
       await expect(verifySignature('{}', 'ab', '')).rejects.toThrow(TypeError)
+    })
+  })
+
+  describe("with a signature over Gson's escapes of a body sent unescaped", () => {
+    const body = (size: number) => `{"label":"<b>Buy</b> & save","pad":"${'x'.repeat(size - 40)}"}`
+    const signedAsGson = (text: string) => sign(gsonText(JSON.parse(text)), SECRET)
+
+    it('verifies it for a body up to 64 KiB', async () => {
+      const text = body(60_000)
+      expect(await verifySignature(text, await signedAsGson(text), SECRET)).toBe(true)
+    })
+
+    it('refuses it above 64 KiB: the fallback is bounded by size, and the service never needs it', async () => {
+      const text = body(70_000)
+      expect(await verifySignature(text, await signedAsGson(text), SECRET)).toBe(false)
     })
   })
 
@@ -152,7 +183,7 @@ describe('verifySignature', () => {
   })
 
   describe('for any JSON value serialised and signed the way the service does', () => {
-    const signedValue = fc.record({ value: fc.jsonValue(), secret: fc.string({ minLength: 1 }), pretty: fc.boolean() })
+    const signedValue = fc.record({ value: unicodeJsonValue(), secret: unicodeString({ minLength: 1 }), pretty: fc.boolean() })
 
     it('verifies, whether the body is sent compact or pretty-printed', async () => {
       await fc.assert(
@@ -175,6 +206,28 @@ describe('verifySignature', () => {
           changed[target] = ((changed[target] as number) + delta) % 256
           // Turning a byte into whitespace removes it, which is a change the canonical form must still see.
           expect(await verifySignature(changed, signature, secret)).toBe(false)
+        }),
+      )
+    })
+
+    it('with unicodeWhitespace: true, verifies a signature over the body with every Unicode whitespace removed, and only that', async () => {
+      // JavaScript's \s, plus what Python's \s adds: U+0085 and U+001C–U+001F.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the information separators are the point
+      const whitespace = /[\s\u0085\u001C-\u001F]/u
+      const stripAll = (text: string) => [...text].filter((c) => !whitespace.test(c)).join('')
+      await fc.assert(
+        fc.asyncProperty(signedValue, fc.nat(), async ({ value, secret, pretty }, at) => {
+          const sent = pretty ? gsonText(value, 2) : gsonText(value)
+          const signature = await sign(stripAll(sent), secret)
+          expect(await verifySignature(sent, signature, secret, { unicodeWhitespace: true })).toBe(true)
+          // Dropping a character that is not whitespace, preferably one next to whitespace, breaks it.
+          const chars = [...sent]
+          const visible = chars.flatMap((c, i) => (whitespace.test(c) ? [] : [i]))
+          const beside = visible.filter((i) => whitespace.test(chars[i - 1] ?? '') || whitespace.test(chars[i + 1] ?? ''))
+          const pool = beside.length > 0 ? beside : visible
+          const drop = pool[at % pool.length] as number
+          const edited = chars.filter((_, i) => i !== drop).join('')
+          expect(await verifySignature(edited, signature, secret, { unicodeWhitespace: true })).toBe(false)
         }),
       )
     })
