@@ -1,0 +1,21 @@
+import fc from 'fast-check'
+
+/**
+ * One character of text for property tests: any Unicode code point (astral ones included), or
+ * one of the whitespace characters that Java's `\s` does not match but Unicode does (U+00A0,
+ * U+3000, U+FEFF, U+2028, U+0085, …), often right next to an ASCII space, so that a canonical
+ * form that strips one byte too many or too few is seen.
+ */
+export const unicodeUnit: fc.Arbitrary<string> = fc.oneof(
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+  fc.constantFrom('\u00A0', '\u3000', '\uFEFF', '\u2028', '\u2029', '\u0085', '\u1680', '\u2007', '\u202F'),
+  fc.constantFrom(' \u00A0', '\u3000 ', ' \uFEFF ', '\u2028 ', ' \u0085', 'a \u00A0b'),
+  fc.constantFrom(' ', '\t', '\n', '\r'),
+)
+
+/** Full-Unicode strings, whitespace of every kind included. */
+export const unicodeString = (constraints: { minLength?: number; maxLength?: number } = {}) =>
+  fc.string({ unit: unicodeUnit, ...constraints })
+
+/** JSON values whose strings and keys are drawn from full Unicode, not ASCII only. */
+export const unicodeJsonValue = (): fc.Arbitrary<fc.JsonValue> => fc.jsonValue({ stringUnit: unicodeUnit })
