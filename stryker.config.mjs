@@ -16,7 +16,11 @@
 export default {
   testRunner: 'vitest',
   plugins: ['@stryker-mutator/vitest-runner'],
-  vitest: { configFile: 'vitest.mutation.config.ts' },
+  // related: false — a static mutant (module-level code: a regex, a table) runs every test file,
+  // not only those vitest finds importing the mutated file: it does not follow the tests' imports
+  // through the package's own name (`@hookguard/core/adapter`), so those tests were left out and
+  // such mutants survived tests that kill them.
+  vitest: { configFile: 'vitest.mutation.config.ts', related: false },
   mutate: [
     'packages/core/src/**/*.ts',
     // Generated from strip.wat by scripts/build-wasm.ts: one base64 string.

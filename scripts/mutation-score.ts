@@ -38,13 +38,19 @@ export const SECURITY_FILES: readonly string[] = [
   'basic.ts',
   // SecretDigest (was credentials.ts): Basic credentials and the token client, compared as digests.
   'secret-digest.ts',
+  // The HMAC keys of the secrets, imported once (was hmac.ts).
+  'hmac-keys.ts',
   'token.ts',
   'token-keys.ts',
   'token-endpoint.ts',
   'authenticate.ts',
   'receiver.ts',
   'body.ts',
+  // The Node request's headers and its body read within the limit, for every Node adapter.
+  'node.ts',
   'json.ts',
+  // Form bodies: the token field and the payload built from the other fields.
+  'form.ts',
   'request.ts',
   'options.ts',
   'bytes.ts',

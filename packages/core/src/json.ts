@@ -17,9 +17,11 @@ const BACKSLASH = 0x5c
 export function nestsDeeperThan(bytes: Uint8Array, maxDepth: number): boolean {
   // A valid document needs two bytes per level; anything shorter that still claims the depth is
   // unterminated, and JSON.parse rejects it without recursing.
+  // Stryker disable next-line ConditionalExpression,ArithmeticOperator: speed only — a lower threshold only scans more (→ true and <= are killed)
   if (bytes.length < 2 * (maxDepth + 1)) return false
   let depth = 0
   let inString = false
+  // Stryker disable next-line EqualityOperator: equivalent — the byte past the end is undefined and matches no bracket
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]
     if (inString) {

@@ -106,6 +106,7 @@ function isRawHeaders(headers: HeaderSource): headers is readonly string[] {
 /** One header from Node's `rawHeaders` (names and values alternating), read in place. */
 function rawHeader(raw: readonly string[], lowerName: string): string | null {
   let value: string | null = null
+  // Stryker disable next-line EqualityOperator: equivalent — i is even and rawHeaders has an even length, so i + 1 = length never happens
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string
     if (name.length !== lowerName.length || name.toLowerCase() !== lowerName) continue

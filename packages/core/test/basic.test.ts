@@ -27,6 +27,17 @@ describe('parseBasicAuthorization', () => {
     expect(parseBasicAuthorization('Bearer abc')).toBe('missing')
   })
 
+  it("answers 'missing' for a scheme that merely starts or ends with Basic", () => {
+    for (const header of ['Basics dTpw', 'xBasic dTpw', 'BasicAuth dTpw', 'NotBasic dTpw']) {
+      expect(parseBasicAuthorization(header)).toBe('missing')
+    }
+  })
+
+  it('allows spaces around the header and between the scheme and the credentials', () => {
+    expect(parseBasicAuthorization('  Basic dTpw  ')).toEqual({ username: 'u', password: 'p' })
+    expect(parseBasicAuthorization('Basic   dTpw')).toEqual({ username: 'u', password: 'p' })
+  })
+
   for (const [label, header] of [
     ['bad base64', 'Basic !!!!'],
     ['no colon', `Basic ${btoa('nocolon')}`],

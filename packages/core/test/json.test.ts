@@ -36,6 +36,20 @@ describe('nestsDeeperThan', () => {
     expect(nestsDeeperThan(encode(`["\\"${'['.repeat(50)}"]`), 2)).toBe(false)
   })
 
+  it('refuses the shortest document one level too deep', () => {
+    for (const depth of [1, 2, 5]) {
+      expect(nestsDeeperThan(encode(`${'['.repeat(depth + 1)}${']'.repeat(depth + 1)}`), depth)).toBe(true)
+      expect(parseJson(encode(`${'['.repeat(depth + 1)}${']'.repeat(depth + 1)}`), depth)).toBeUndefined()
+    }
+  })
+
+  it('counts the depth of siblings, not their number', () => {
+    const siblings = encode(`[${'[1],{"a":2},'.repeat(40)}[]]`)
+    expect(nestsDeeperThan(siblings, 2)).toBe(false)
+    expect(nestsDeeperThan(siblings, 1)).toBe(true)
+    expect(parseJson(siblings, 2)).not.toBeUndefined()
+  })
+
   it('counts arrays and objects alike', () => {
     expect(nestsDeeperThan(encode('[{"a":[{"b":[1]}]}]'), 4)).toBe(true)
   })

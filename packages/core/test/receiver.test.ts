@@ -1,5 +1,5 @@
 import { createReceiver, type IncomingRequest, sign, type WebhookOptions, type WebhookRequest } from '@hookguard/core'
-import { formatBasicAuthorization } from '@hookguard/core/adapter'
+import { formatBasicAuthorization, rawBodyUnavailable } from '@hookguard/core/adapter'
 import { describe, expect, it, vi } from 'vitest'
 import { backend } from '#crypto'
 
@@ -35,6 +35,15 @@ describe('createReceiver', () => {
       expect(result).toEqual({ ok: true, delivery: { mode: 'secret', payload: JSON.parse(BODY), rawBody: body } })
     })
 
+    it('accepts a signature over the body with every Unicode whitespace removed only with unicodeWhitespace: true', async () => {
+      const body = '{"name":"李\u3000雷","note":"a\u00A0b"}'
+      const headers = { 'x-service-hmac-signature': await sign('{"name":"李雷","note":"ab"}', SECRET) }
+      const strict = await refusal(secretMode, request({ headers, body }))
+      expect([strict.status, strict.json.error]).toEqual([401, 'invalid_signature'])
+      const lenient = { auth: { mode: 'secret', secret: SECRET, unicodeWhitespace: true } } as const
+      expect((await createReceiver(lenient).verify(request({ headers, body }))).ok).toBe(true)
+    })
+
     it('reads the signature header whatever its case, from Fetch Headers too', async () => {
       const headers = new Headers({ 'X-SERVICE-HMAC-SIGNATURE': await sign(BODY, SECRET) })
       expect((await createReceiver(secretMode).verify(request({ headers }))).ok).toBe(true)
@@ -43,6 +52,13 @@ describe('createReceiver', () => {
     it("reads headers from Node's rawHeaders, whatever the case of their names", async () => {
       const headers = ['Host', 'localhost', 'X-Service-HMAC-Signature', await sign(BODY, SECRET), 'Content-Type', 'application/json']
       expect((await createReceiver(secretMode).verify(request({ headers }))).ok).toBe(true)
+    })
+
+    it('reads from rawHeaders only the header of that name, not another of the same length', async () => {
+      // 'x-service-hmac-signature' has 24 characters, as have these two names.
+      const decoys = ['X-Service-Hmac-Signatur3', await sign(BODY, SECRET), 'x-service-hmac-signatureX'.slice(1), 'ignored']
+      const answer = await refusal(secretMode, request({ headers: decoys }))
+      expect([answer.status, answer.json.error]).toEqual([401, 'missing_signature'])
     })
 
     it('joins the lines of a repeated header the same from rawHeaders, a header object and Fetch Headers', async () => {
@@ -275,9 +291,32 @@ describe('createReceiver', () => {
       expect(answer.json.error).toBe('payload_too_large')
     })
 
+    it('accepts a body of exactly maxBodySize, declared, streamed or in hand', async () => {
+      const exact: WebhookOptions = { ...secretMode, maxBodySize: encode(BODY).byteLength }
+      const declared = { ...(await signed()), 'content-length': String(encode(BODY).byteLength) }
+      expect((await createReceiver(exact).verify(request({ headers: declared }))).ok).toBe(true)
+      expect((await createReceiver(exact).verify(request({ headers: await signed(), body: async () => encode(BODY) }))).ok).toBe(true)
+      const req = new Request('https://hooks.example.com/hooks', { method: 'POST', headers: await signed(), body: BODY })
+      expect((await createReceiver(exact).verify(req)).ok).toBe(true)
+    })
+
     it('answers 413 for bytes already in hand that exceed the limit', async () => {
       const answer = await refusal(small, request({ headers: await signed() }))
       expect(answer.json.error).toBe('payload_too_large')
+    })
+  })
+
+  describe('with a Content-Encoding', () => {
+    it('accepts identity, whatever its case and spacing, as no encoding at all', async () => {
+      for (const encoding of ['identity', 'Identity', ' IDENTITY ']) {
+        const headers = { ...(await signed()), 'content-encoding': encoding }
+        expect((await createReceiver(secretMode).verify(request({ headers }))).ok).toBe(true)
+      }
+    })
+
+    it('answers 415 unsupported_encoding for a compressed body', async () => {
+      const answer = await refusal(secretMode, request({ headers: { ...(await signed()), 'content-encoding': 'gzip' } }))
+      expect([answer.status, answer.json.error]).toEqual([415, 'unsupported_encoding'])
     })
   })
 
@@ -295,7 +334,63 @@ describe('createReceiver', () => {
     })
   })
 
+  describe('with a body of any source a runtime hands over', () => {
+    it('verifies a body given as a string, an ArrayBuffer or bytes alike', async () => {
+      const headers = await signed()
+      const bodies: IncomingRequest['body'][] = [BODY, encode(BODY).buffer as ArrayBuffer, encode(BODY)]
+      for (const body of bodies) {
+        const result = await createReceiver(secretMode).verify({ method: 'POST', url: '/hooks', headers, body })
+        expect(result.ok && result.delivery.payload).toEqual(JSON.parse(BODY))
+      }
+    })
+
+    it('reads no body (null or undefined) as an empty one, refused as JSON rather than as unreadable', async () => {
+      for (const body of [null, undefined]) {
+        const answer = await refusal({ auth: { mode: 'none' } }, { method: 'POST', url: '/hooks', headers: {}, body })
+        expect([answer.status, answer.json.error]).toEqual([400, 'invalid_json'])
+      }
+    })
+  })
+
+  describe('with the origin the request came to', () => {
+    it('hands resolvers the full URL, so a secret can be chosen by host', async () => {
+      const options: WebhookOptions = {
+        auth: { mode: 'secret', secret: (req) => (req.url.hostname === 'tenant-a.example.com' ? SECRET : 'another-tenant') },
+      }
+      const incoming = request({ headers: await signed(), origin: 'https://tenant-a.example.com' })
+      expect((await createReceiver(options).verify(incoming)).ok).toBe(true)
+    })
+
+    it('falls back to the path alone when the origin is no URL', async () => {
+      const seen: string[] = []
+      const options: WebhookOptions = {
+        auth: {
+          mode: 'secret',
+          secret: (req) => {
+            seen.push(req.url.pathname)
+            return SECRET
+          },
+        },
+      }
+      expect((await createReceiver(options).verify(request({ headers: await signed(), origin: 'not a url' }))).ok).toBe(true)
+      expect(seen).toEqual(['/hooks'])
+    })
+  })
+
   describe('when the body cannot be read', () => {
+    it('answers 400 invalid_body, keeping the failure as the cause, when the reader rejects with anything', async () => {
+      for (const reason of [null, undefined, 'aborted']) {
+        const result = await createReceiver(secretMode).verify(request({ headers: await signed(), body: () => Promise.reject(reason) }))
+        expect(!result.ok && [result.response.status, result.error.code, result.error.cause]).toEqual([400, 'invalid_body', reason])
+      }
+    })
+
+    it("passes on a reader's own refusal as it is", async () => {
+      const body = () => Promise.reject(rawBodyUnavailable('Mount the route before the JSON parser.'))
+      const answer = await refusal(secretMode, request({ headers: await signed(), body }))
+      expect(answer.json.error).toBe('raw_body_unavailable')
+    })
+
     it('answers 400 invalid_body when the reader fails, as when the client aborts', async () => {
       const answer = await refusal(secretMode, request({ headers: await signed(), body: () => Promise.reject(new Error('aborted')) }))
       expect([answer.status, answer.json.error]).toEqual([400, 'invalid_body'])
@@ -485,6 +580,45 @@ describe('createReceiver', () => {
         }
       })
 
+      it('accepts a Bearer header with several spaces before the token and whitespace after it', async () => {
+        const token = await issue()
+        for (const authorization of [`Bearer   ${token}`, `Bearer ${token} `, `BEARER ${token}\t`]) {
+          expect((await createReceiver(oauth()).verify(request({ headers: { authorization } }))).ok).toBe(true)
+        }
+      })
+
+      it('answers 401 missing_token for an Authorization header of another scheme, or with more after the token', async () => {
+        const token = await issue()
+        for (const authorization of [`xBearer ${token}`, `Bearers ${token}`, `Bearer${token}`, `Bearer ${token} extra`, `Basic ${token}`]) {
+          const answer = await refusal(oauth(), request({ headers: { authorization } }))
+          expect([answer.status, answer.json.error]).toEqual([401, 'missing_token'])
+        }
+      })
+
+      it('answers 401 missing_token, not invalid_token, for an empty access_token parameter', async () => {
+        const answer = await refusal(oauth(), request({ url: '/hooks?access_token=' }))
+        expect([answer.status, answer.json.error]).toEqual([401, 'missing_token'])
+      })
+
+      it('takes the token from a Bearer header even when the body is a form without one', async () => {
+        const token = await issue()
+        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' }
+        const result = await createReceiver(oauth()).verify(request({ headers, body: 'event=ping' }))
+        // Authenticated by the header; the body is then read as the JSON a delivery is.
+        expect(!result.ok && result.error.code).toBe('invalid_json')
+      })
+
+      it('answers 401 invalid_token with the expiry named once the token has expired, and another message otherwise', async () => {
+        const token = await issue()
+        const expired = await refusal(
+          oauth({}, () => NOW + 7200_000),
+          request({ url: `/hooks?access_token=${token}` }),
+        )
+        const forged = await refusal(oauth(), request({ url: `/hooks?access_token=${token}x` }))
+        expect(expired.json.message).toMatch(/expired/)
+        expect(forged.json.message).not.toMatch(/expired/)
+      })
+
       it('answers 401 missing_token with a Bearer challenge when there is none', async () => {
         const answer = await refusal(oauth(), request())
         expect([answer.status, answer.json.error, answer.headers['www-authenticate']]).toEqual([401, 'missing_token', 'Bearer'])
@@ -517,6 +651,13 @@ describe('createReceiver', () => {
         const dropped = await createReceiver(oauth({ tokenKeys: ['key-2'] })).verify(request({ url: `/h?access_token=${token}` }))
         expect([rotated.ok, dropped.ok]).toEqual([true, false])
       })
+    })
+  })
+
+  describe('the token method of a receiver for deliveries', () => {
+    it('answers 405 method_not_allowed: that address issues no tokens', async () => {
+      const answer = await createReceiver(secretMode).token(request({ method: 'GET', url: '/token', body: '' }))
+      expect([answer.status, JSON.parse(answer.body).error]).toEqual([405, 'method_not_allowed'])
     })
   })
 
@@ -574,6 +715,9 @@ describe('createReceiver', () => {
       ['no OAuth app id', { auth: { mode: 'oauth2', appId: '', secret: 's' } }],
       ['a fractional tokenTtl', { auth: { mode: 'oauth2', appId: 'a', secret: 's', tokenTtl: 1.5 } }],
       ['empty tokenKeys', { auth: { mode: 'oauth2', appId: 'a', secret: 's', tokenKeys: [] } }],
+      ['an empty entry among the tokenKeys', { auth: { mode: 'oauth2', appId: 'a', secret: 's', tokenKeys: ['key-1', ''] } }],
+      ['a tokenKeys entry that is not a string', { auth: { mode: 'oauth2', appId: 'a', secret: 's', tokenKeys: ['key-1', 7] } }],
+      ['an empty entry in a secret list', { auth: { mode: 'secret', secret: ['s', ''] } }],
       ['a negative maxBodySize', { auth: { mode: 'none' }, maxBodySize: -1 }],
       ['a zero maxDepth', { auth: { mode: 'none' }, maxDepth: 0 }],
     ]

@@ -149,6 +149,10 @@ describe('verifySignature', () => {
       await expect(verifySignature('{}', 'ab', [])).rejects.toThrow(/^@hookguard\/core: /)
     })
 
+    it('throws a TypeError naming the package for secrets that are neither a string nor a list', async () => {
+      await expect(verifySignature('{}', 'ab', 42 as unknown as string)).rejects.toThrow(/^@hookguard\/core: /)
+    })
+
     it('throws a TypeError for an empty secret', async () => {
       await expect(verifySignature('{}', 'ab', '')).rejects.toThrow(TypeError)
     })

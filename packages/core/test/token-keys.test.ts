@@ -19,6 +19,25 @@ describe('TokenKeys', () => {
     expect(message).not.toContain('also-short')
   })
 
+  it('warns about key material under 16 characters, in any tokenKeys entry, and not about 16 or more', async () => {
+    const fresh = async () => {
+      vi.resetModules()
+      return (await import('../src/token-keys.ts')).TokenKeys
+    }
+    const base = { mode: 'oauth2', appId: 'app-1', secret: 'client-secret-of-some-length' } as const
+    const cases: [readonly string[], number][] = [
+      [['x'.repeat(16)], 0],
+      [['x'.repeat(15)], 1],
+      [['x'.repeat(40), 'x'.repeat(15)], 1],
+    ]
+    for (const [tokenKeys, warnings] of cases) {
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+      ;new (await fresh())({ ...base, tokenKeys })
+      expect(warn).toHaveBeenCalledTimes(warnings)
+      warn.mockRestore()
+    }
+  })
+
   it('issues with the first tokenKeys entry and accepts tokens of every entry (rotation)', async () => {
     vi.spyOn(console, 'warn').mockImplementation(() => {})
     const base = { mode: 'oauth2', appId: 'app-1', secret: 'client-secret-of-some-length' } as const

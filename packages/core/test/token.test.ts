@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { backend } from '#crypto'
 import { checkToken, deriveTokenKey, issueToken, TOKEN_KEY_ITERATIONS } from '../src/token.ts'
 
 const NOW = Date.UTC(2026, 0, 1)
@@ -94,5 +95,49 @@ describe('stateless access tokens', () => {
   it('do not derive their key as the secret itself', async () => {
     const token = await issueToken(await deriveTokenKey('app-secret', 'app-1'), 'app-1', 60, NOW)
     expect(token).not.toContain('app-secret')
+  })
+
+  it('are refused when longer than 1024 characters, even when authentic', async () => {
+    const key = await deriveTokenKey('app-secret', 'app-1')
+    // The app id sets the length: 735 bytes of claims make 980 of base64url, then the dot and the MAC.
+    const atCapApp = `app-${'x'.repeat(681)}`
+    const atCap = await issueToken(key, atCapApp, 60, NOW)
+    expect(atCap.length).toBe(1024)
+    expect(await checkToken(atCap, [key], atCapApp, NOW)).toBe('valid')
+    const longApp = `app-${'x'.repeat(800)}`
+    const long = await issueToken(key, longApp, 60, NOW)
+    expect(long.length).toBeGreaterThan(1024)
+    expect(await checkToken(long, [key], longApp, NOW)).toBe('invalid')
+  })
+
+  describe('with authentic MACs over claims the issuer never writes', () => {
+    const toBase64Url = (bytes: Uint8Array) =>
+      btoa(String.fromCharCode(...bytes))
+        .replace(/=+$/, '')
+        .replace(/\+/g, '-')
+        .replace(/\//g, '_')
+    /** A token with a valid MAC over `claims`, as only the key holder (or an older version) could write. */
+    async function authentic(claims: string): Promise<{ token: string; key: Awaited<ReturnType<typeof deriveTokenKey>> }> {
+      const key = await deriveTokenKey('app-secret', 'app-1')
+      const body = toBase64Url(new TextEncoder().encode(claims))
+      const [mac] = await backend.hmac([key], new TextEncoder().encode(body))
+      return { token: `${body}.${toBase64Url(mac as Uint8Array)}`, key }
+    }
+    const exp = NOW / 1000 + 60
+    for (const [label, claims] of [
+      ['of another version', { v: 1, app: 'app-1', iat: NOW / 1000, exp }],
+      ['with no issue time', { v: 2, app: 'app-1', exp }],
+      ['with an expiry that is not a number', { v: 2, app: 'app-1', iat: NOW / 1000, exp: String(exp) }],
+    ] as const) {
+      it(`refuses a token ${label}`, async () => {
+        const { token, key } = await authentic(JSON.stringify(claims))
+        expect(await checkToken(token, [key], 'app-1', NOW)).toBe('invalid')
+      })
+    }
+
+    it('accepts the same claims when well formed, so the refusals above are the claims', async () => {
+      const { token, key } = await authentic(JSON.stringify({ v: 2, app: 'app-1', iat: NOW / 1000, exp }))
+      expect(await checkToken(token, [key], 'app-1', NOW)).toBe('valid')
+    })
   })
 })
