@@ -7,6 +7,18 @@ import type { Options } from 'tsup'
 /** How a Worker resolves packages: no `node` condition, so the core's Web build. */
 export const WORKER_CONDITIONS = ['workerd', 'worker', 'browser']
 
+/** How a Worker is bundled, as wrangler does: ESM, the Worker conditions, no Node built-in resolvable or external. */
+export const WORKER_BUNDLE = {
+  bundle: true,
+  format: 'esm' as const,
+  target: 'es2022',
+  platform: 'neutral' as const,
+  conditions: WORKER_CONDITIONS,
+  mainFields: ['module', 'main'],
+  metafile: true as const,
+  logLevel: 'silent' as const,
+}
+
 type BuildOptions = Parameters<NonNullable<Options['esbuildOptions']>>[0]
 type Plugin = NonNullable<Options['esbuildPlugins']>[number]
 
@@ -60,15 +72,7 @@ export async function bundleWorker(outDir: string): Promise<string> {
     absWorkingDir: root,
     entryPoints: [path.join(here, 'worker.ts')],
     outfile,
-    bundle: true,
-    format: 'esm',
-    target: 'es2022',
-    // Neutral: no Node built-in is resolvable, and none is made external.
-    platform: 'neutral',
-    conditions: WORKER_CONDITIONS,
-    mainFields: ['module', 'main'],
-    metafile: true,
-    logLevel: 'silent',
+    ...WORKER_BUNDLE,
     plugins: [tableShims],
   })
   assertWebBuild(metafile)

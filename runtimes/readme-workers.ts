@@ -6,7 +6,7 @@ import { build } from 'esbuild'
 import { Miniflare } from 'miniflare'
 import { deliverAll, type Emulator, ENV } from '../scripts/lib/snippet-deliveries.ts'
 import { extractAll, readmeFiles, type Snippet } from '../scripts/lib/snippets.ts'
-import { WORKER_CONDITIONS } from './bundle.ts'
+import { WORKER_BUNDLE } from './bundle.ts'
 import type { Tally } from './suite/reply.ts'
 
 // The READMEs' Workers (`<!-- snippet: file env=workers deliver=… -->`, compiled by
@@ -88,15 +88,8 @@ async function runWorker(snippet: Snippet, config: WranglerConfig): Promise<void
 async function bundle(snippet: Snippet): Promise<string> {
   const result = await build({
     stdin: { contents: snippet.code, loader: 'ts', resolveDir: here, sourcefile: `${snippet.id}.ts` },
-    bundle: true,
+    ...WORKER_BUNDLE,
     write: false,
-    format: 'esm',
-    target: 'es2022',
-    platform: 'neutral',
-    conditions: WORKER_CONDITIONS,
-    mainFields: ['module', 'main'],
-    metafile: true,
-    logLevel: 'silent',
   })
   const inputs = Object.keys(result.metafile.inputs)
   if (!inputs.some((file) => file.endsWith('packages/core/dist/web/index.js'))) {

@@ -1,0 +1,61 @@
+import { expect } from 'vitest'
+import type { AppFactory, Received } from '../support/apps.ts'
+import { sensitive } from '../support/fetch.ts'
+import type { Outgoing, Reply } from '../support/http.ts'
+import { type Case, type Expected, SECRETS } from './cases.ts'
+
+/** What a row of the conformance table must see: the status, headers, payload or refusal it names, and nothing sensitive. */
+export function check(reply: Reply, expected: Expected, seen: { mode: string; handled: number; sent: Outgoing[] }): void {
+  expect(reply.status, reply.text.slice(0, 300)).toBe(expected.status)
+  for (const [name, value] of Object.entries(expected.headers ?? {})) {
+    expect(reply.headers[name], name).toBe(value)
+  }
+
+  if (expected.payload !== undefined) {
+    expect(seen.handled, 'the handler ran once').toBe(1)
+    const received = JSON.parse(reply.text) as Received
+    expect(received.mode).toBe(seen.mode)
+    expect(received.payload).toEqual(expected.payload)
+    if (expected.raw !== undefined) {
+      expect(received.rawText).toBe(expected.raw)
+      expect(received.rawLength).toBe(Buffer.byteLength(expected.raw))
+    }
+  } else {
+    expect(seen.handled, 'the handler never ran').toBe(0)
+  }
+
+  if (expected.error !== undefined) {
+    expect(JSON.parse(reply.text)).toEqual({ error: expected.error, message: expect.any(String) })
+    expect(reply.headers['content-type']).toMatch(/^application\/json/)
+    expect(reply.headers['cache-control']).toBe('no-store')
+    for (const secret of sensitive(seen.sent, SECRETS)) expect(reply.text).not.toContain(secret)
+  }
+
+  if (expected.json !== undefined) {
+    expect(JSON.parse(reply.text)).toMatchObject(expected.json)
+  }
+
+  if (expected.stoppedReading) {
+    expect(reply.streamedAll, 'answered before the whole body was sent').toBe(false)
+  }
+}
+
+/** Starts an app for one row, runs the row against it and checks its answer, and closes the app. */
+export async function runRow(row: Case, factory: AppFactory): Promise<void> {
+  const options = row.options()
+  const app = await factory.start(options)
+  const sent: Outgoing[] = []
+  try {
+    const reply = await row.send({
+      send: (outgoing) => {
+        // Kept for the leak check: nothing the row sent may come back in a refusal.
+        sent.push(outgoing)
+        return app.send(outgoing)
+      },
+      close: app.close,
+    })
+    check(reply, row.expect, { mode: options.auth.mode, handled: app.handled(), sent })
+  } finally {
+    await app.close()
+  }
+}
