@@ -178,7 +178,7 @@ function readSource(body: BodySource, limit: number): Promise<Uint8Array> | Uint
   return readLimited(body, limit)
 }
 
-/** Maps a body reader's failure; readers that follow `http-errors` (raw-body) say 413 by status. */
+/** Maps a body reader's failure; a reader of the app's own that follows `http-errors` says 413 by status. */
 function bodyReadFailure(error: unknown, maxBodySize: number): WebhookError {
   if (error instanceof WebhookError) return error
   const status =

@@ -1,4 +1,5 @@
 import * as crypto from 'node:crypto'
+import { containsAnyByte } from '../bytes-platform/node.ts'
 import { stripJavaWhitespace } from '../strip.ts'
 import type { CryptoBackend, HmacKey } from './types.ts'
 import { createWasmStrip, type TransientStrip, WASM_STRIP_MAX } from './wasm-strip.ts'
@@ -63,18 +64,13 @@ function bytesOf(digest: string): Uint8Array {
 let wasmStrip: TransientStrip | undefined
 
 /** Java's `\s`, the most frequent first: a body with a space is told after a short search. */
-const JAVA_WHITESPACE_BYTES = [0x20, 0x0a, 0x09, 0x0d, 0x0b, 0x0c] as const
-const indexOf = Buffer.prototype.indexOf
+const JAVA_WHITESPACE_BYTES = [0x20, 0x0a, 0x09, 0x0d, 0x0b, 0x0c]
 
 /**
  * Whether the body holds any of Java's whitespace bytes, searched in full: a body is hashed as
- * received only when it holds none, and a sample could miss one. One native `memchr` per byte
- * reads a compact body several times faster than a JavaScript scan (docs/benchmarks.md).
+ * received only when it holds none, and a sample could miss one.
  */
-function hasJavaWhitespace(body: Uint8Array): boolean {
-  for (const byte of JAVA_WHITESPACE_BYTES) if (indexOf.call(body, byte) !== -1) return true
-  return false
-}
+const hasJavaWhitespace = (body: Uint8Array) => containsAnyByte(body, JAVA_WHITESPACE_BYTES)
 
 /**
  * The canonical text, possibly in the WebAssembly stripper's memory, which its next call
