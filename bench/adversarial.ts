@@ -14,9 +14,9 @@ import { Agent, request } from 'node:http'
 import { relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { sign, verifySignature } from '@hookguard/core'
+import { makePayload, random } from '@hookguard/testkit/payload'
 import { PATH, SECRET, type ServerMessage } from './http-server.ts'
 import { type Candidate, canCollect, measureSamples, median, quantile, RESULT_PREFIX, type Sample } from './measure.ts'
-import { makePayload, random } from './payload.ts'
 
 const argv = process.argv.slice(2)
 const quick = argv.includes('--quick')

@@ -12,9 +12,9 @@
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { sign } from '@hookguard/core'
+import { makePayload } from '@hookguard/testkit/payload'
 import { FRAMEWORKS, type Framework, PATH, SECRET, type ServerMessage, VARIANTS, type Variant } from './http-server.ts'
 import { median, RESULT_PREFIX } from './measure.ts'
-import { makePayload } from './payload.ts'
 
 interface AutocannonResult {
   requests: { total: number; average: number }

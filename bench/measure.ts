@@ -10,7 +10,7 @@
  * Portable (no Node APIs, erasable TypeScript only): `performance.now()` exists on every runtime,
  * and batches last milliseconds, so its resolution is not a factor.
  */
-import type { Payload } from './payload.ts'
+import type { Payload } from '@hookguard/testkit/payload'
 
 /** A call that returns something truthy when the signature verified; throwing also counts as failure. */
 export type Call = () => unknown

@@ -13,8 +13,8 @@
  * call (its `strip` export's length argument) and the size its memory has grown to, which it keeps.
  */
 import { PerformanceObserver } from 'node:perf_hooks'
+import { makePayload, type Shape } from '@hookguard/testkit/payload'
 import { median, RESULT_PREFIX } from './measure.ts'
-import { makePayload, type Shape } from './payload.ts'
 
 /** Bytes handed to WebAssembly `strip` exports since the last reset, and the memories seen. */
 const wasm = { copiedIn: 0, memories: new Set<WebAssembly.Memory>() }

@@ -7,12 +7,12 @@ import { createHmac, createSecretKey, randomBytes } from 'node:crypto'
 import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sign as hookguardSign, verifySignature } from '@hookguard/core'
+import { allPayloads } from '@hookguard/testkit/payload'
 import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
 import Stripe from 'stripe'
 import { Webhook as SvixWebhook } from 'svix'
 import { type Candidate, canCollect, measure, RESULT_PREFIX } from './measure.ts'
-import { allPayloads } from './payload.ts'
 
 const SECRET = 'hookguard-bench-secret-7d1e4c2b9a'
 // Standard Webhooks and Svix take a base64 key behind `whsec_`; Stripe's secrets carry the same

@@ -2,10 +2,11 @@
  * Turns the figures into the tables (printed by every run), docs/benchmarks.md and the chart.
  * The targets live here, next to the text that judges them, so the page and the check agree.
  */
+
+import { SHAPE_LABELS, type Shape } from '@hookguard/testkit/payload'
 import type { RefusalFigure, RefusalResult, UnderAttackResult } from './adversarial.ts'
 import type { HttpResult } from './http.ts'
 import type { CandidateResult, PayloadResult } from './measure.ts'
-import { SHAPE_LABELS, type Shape } from './payload.ts'
 import type { Figures } from './run.ts'
 
 const PEERS = ['octokit', 'stripe', 'standardwebhooks', 'svix'] as const
@@ -359,7 +360,7 @@ pnpm bench --quick          # CI smoke: short runs, prints the tables, writes no
 
 ## Method
 
-- **Bodies**: realistic webhook JSON (customer records with CJK and accented names), exactly 1 KiB, 64 KiB and 1 MiB, generated from a fixed seed (bench/payload.ts): *compact* has no whitespace byte at all, so the canonical form is the body itself; *pretty* is the same kind of data indented by two spaces; *compact, spaces in values* is Gson-style output whose string values hold spaces, as the service's real deliveries do.
+- **Bodies**: realistic webhook JSON (customer records with CJK and accented names), exactly 1 KiB, 64 KiB and 1 MiB, generated from a fixed seed (testkit/src/payload.ts): *compact* has no whitespace byte at all, so the canonical form is the body itself; *pretty* is the same kind of data indented by two spaces; *compact, spaces in values* is Gson-style output whose string values hold spaces, as the service's real deliveries do.
 - **Floor**: \`createHmac('sha256', key).update(bytes).digest('hex')\` over the raw bytes, key imported once (a \`KeyObject\`). On the Web build: \`await crypto.subtle.sign('HMAC', key, bytes)\` with a cached \`CryptoKey\`.
 - **Peers**, each handed the same bytes as a \`Buffer\` and a valid signature made its own way (fresh timestamps every round): \`@octokit/webhooks-methods\` \`verify\` (takes only a string, so the call includes \`buffer.toString('utf8')\`), \`stripe\` \`webhooks.signature.verifyHeader\` (\`t=…,v1=…\`, tolerance 300 s), \`standardwebhooks\` \`verify\` (base64 \`whsec_\` key, \`webhook-id/-timestamp/-signature\`, \`jsonParse: false\`), \`svix\` \`verify\` (\`svix-*\` headers; it always parses the JSON, and has no option not to).
 - **Timing** (bench/measure.ts): our own loop, not tinybench, because tinybench finishes one task before starting the next, so drift on a shared machine lands on one candidate. Here each round measures every candidate once, in an order rotated every round, each batch ${figures.quick ? 'a few' : '25'} ms of back-to-back calls after a forced collection, and every ratio divides by the floor of the same round; the figure is the median over ${figures.micro?.results[0]?.candidates[0]?.rounds ?? 15} rounds (${figures.web?.[0]?.results[0]?.candidates[0]?.rounds ?? 31} for the Web build, whose \`subtle.sign\` calls are scheduled on a worker thread and swing more), after a warm-up. Every call's result is checked, so nothing is optimised away and every signature really verified. \`performance.now()\` is the clock everywhere (batches last milliseconds, and the same file runs on Bun and Deno).

@@ -6,8 +6,9 @@
  * It imports the built Web entry by path: on Node the package's `node` condition would pick the
  * node:crypto build, and the Web build is what Bun, Deno and Workers users get.
  */
+
+import { allPayloads } from '@hookguard/testkit/payload'
 import { type Candidate, measure, RESULT_PREFIX } from './measure.ts'
-import { allPayloads } from './payload.ts'
 
 interface WebCore {
   sign(body: Uint8Array, secret: string): Promise<string>

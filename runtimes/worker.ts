@@ -1,8 +1,8 @@
+import { clock } from '@hookguard/conformance/cases'
+import { type HonoUnderTest, honoApp } from '@hookguard/conformance/hono-app'
+import type { Reply } from '@hookguard/testkit/http'
 // @ts-expect-error: the Web build's types are `dist/index.d.ts`; only its identity is needed here.
 import * as webBuild from '../packages/core/dist/web/index.js'
-import { clock } from '../test/conformance/cases.ts'
-import { type HonoUnderTest, honoApp } from '../test/support/hono-app.ts'
-import type { Reply } from '../test/support/http.ts'
 import { runPortable } from './suite/portable.ts'
 import { assert, Tally } from './suite/reply.ts'
 import { ANSWER_PATH, CASE_HEADER, CHECKS_PATH, CLOCK_HEADER, findRow, HANDLED_HEADER } from './suite/table.ts'

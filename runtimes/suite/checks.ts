@@ -2,8 +2,8 @@ import { ApiError, createClient, type StoredToken } from '@hookguard/client'
 import * as core from '@hookguard/core'
 import * as protocol from '@hookguard/core/adapter'
 import { WebhookError as WebhookErrorFromHono, webhook } from '@hookguard/hono'
+import fixtures from '@hookguard/testkit/signatures.json' with { type: 'json' }
 import { Hono } from 'hono'
-import fixtures from '../../test/fixtures/signatures.json' with { type: 'json' }
 import { MOCK_APP } from './mock-app.ts'
 import { assert, same, type Tally } from './reply.ts'
 
@@ -26,7 +26,7 @@ export async function checkBuild(tally: Tally, build: Build, reference: { sign?:
   })
 }
 
-/** The service's own signatures and Basic headers (`test/fixtures/signatures.json`) against the core. */
+/** The service's own signatures and Basic headers (`testkit/src/signatures.json`) against the core. */
 export async function checkCore(tally: Tally): Promise<void> {
   // These two were signed over another form of the body they carry, which `sign` does not produce.
   const signedOverFallback: Record<string, (body: Uint8Array) => Uint8Array | undefined> = {

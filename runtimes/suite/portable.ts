@@ -1,5 +1,5 @@
-import { sendToFetch } from '../../test/support/fetch.ts'
-import { honoApp } from '../../test/support/hono-app.ts'
+import { honoApp } from '@hookguard/conformance/hono-app'
+import { sendToFetch } from '@hookguard/testkit/fetch'
 import { type Build, checkBodyStillReadable, checkBuild, checkClient, checkCore, checkSetup } from './checks.ts'
 import { Tally } from './reply.ts'
 import { inProcessRows, runTable } from './table.ts'

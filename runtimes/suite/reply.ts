@@ -1,7 +1,7 @@
-import type { Expected } from '../../test/conformance/cases.ts'
-import type { Received } from '../../test/support/apps.ts'
-import { sensitive } from '../../test/support/fetch.ts'
-import type { Outgoing, Reply } from '../../test/support/http.ts'
+import type { Received } from '@hookguard/conformance/apps'
+import type { Expected } from '@hookguard/conformance/cases'
+import { sensitive } from '@hookguard/testkit/fetch'
+import type { Outgoing, Reply } from '@hookguard/testkit/http'
 
 // The conformance suite's request helper and its `check()`, without vitest or Node modules, so
 // that the same table runs wherever fetch runs: Bun, Deno, inside workerd, and in the Node

@@ -1,7 +1,7 @@
+import { honoApp } from '@hookguard/conformance/hono-app'
 import type { WebhookOptions } from '@hookguard/core'
-import { honoApp } from '../../test/support/hono-app.ts'
-import type { Reply } from '../../test/support/http.ts'
-import { aftermath, announcesClose, type Connection, chunked, connect, head } from '../../test/support/wire.ts'
+import type { Reply } from '@hookguard/testkit/http'
+import { aftermath, announcesClose, type Connection, chunked, connect, head } from '@hookguard/testkit/wire'
 import { assert, same, type Tally } from './reply.ts'
 
 // The Hono adapter behind the runtime's own HTTP server (`Bun.serve`, `Deno.serve`), spoken to

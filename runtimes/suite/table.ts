@@ -1,6 +1,6 @@
+import { type Case, clock, contentLength, groups, SECRETS, START } from '@hookguard/conformance/cases'
 import type { WebhookOptions } from '@hookguard/core'
-import { type Case, clock, contentLength, groups, SECRETS, START } from '../../test/conformance/cases.ts'
-import type { Outgoing, Reply } from '../../test/support/http.ts'
+import type { Outgoing, Reply } from '@hookguard/testkit/http'
 import { type Tally, verifyReply } from './reply.ts'
 
 /** A row of the conformance table with an id that a Worker and its driver agree on. */

@@ -1,8 +1,8 @@
 import { gzipSync } from 'node:zlib'
 import { sign, type WebhookAuth, type WebhookErrorCode, type WebhookOptions } from '@hookguard/core'
-import fixtures from '../fixtures/signatures.json' with { type: 'json' }
-import { sensitive } from '../support/fetch.ts'
-import type { Outgoing, Reply, Target } from '../support/http.ts'
+import { sensitive } from '@hookguard/testkit/fetch'
+import type { Outgoing, Reply, Target } from '@hookguard/testkit/http'
+import fixtures from '@hookguard/testkit/signatures.json' with { type: 'json' }
 import { issueToken, tokenPath } from '../support/tokens.ts'
 
 /**

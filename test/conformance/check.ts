@@ -1,7 +1,7 @@
+import { sensitive } from '@hookguard/testkit/fetch'
+import type { Outgoing, Reply } from '@hookguard/testkit/http'
 import { expect } from 'vitest'
 import type { AppFactory, Received } from '../support/apps.ts'
-import { sensitive } from '../support/fetch.ts'
-import type { Outgoing, Reply } from '../support/http.ts'
 import { type Case, type Expected, SECRETS } from './cases.ts'
 
 /** What a row of the conformance table must see: the status, headers, payload or refusal it names, and nothing sensitive. */

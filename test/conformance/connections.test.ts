@@ -1,10 +1,10 @@
 import { sign, type WebhookOptions } from '@hookguard/core'
 import { formatBasicAuthorization } from '@hookguard/core/adapter'
+import type { Reply } from '@hookguard/testkit/http'
+import { aftermath, announcesClose, type Connection, chunked, connect, head } from '@hookguard/testkit/wire'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Served, startServed } from '../robustness/support/listening.ts'
 import { type AppFactory, factories, type Received } from '../support/apps.ts'
-import type { Reply } from '../support/http.ts'
-import { aftermath, announcesClose, type Connection, chunked, connect, head } from '../support/wire.ts'
 
 // The contract's rule for connections, on the wire of every adapter that listens on a socket: after
 // refusing a body it has not read in full, a receiver either reads the rest (within a bound) and

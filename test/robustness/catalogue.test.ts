@@ -1,6 +1,6 @@
+import type { Reply } from '@hookguard/testkit/http'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { factories } from '../support/apps.ts'
-import type { Reply } from '../support/http.ts'
 import { catalogue, clock, expectationFor, START, type Wire } from './catalogue.ts'
 import { checkReply, healthyRequest, recordingWire, sensitiveFrom, settle } from './support/checks.ts'
 import { startServed } from './support/listening.ts'

@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib'
 import { sign, type WebhookAuth, type WebhookErrorCode, type WebhookOptions } from '@hookguard/core'
+import type { Outgoing, Reply } from '@hookguard/testkit/http'
 import { expect } from 'vitest'
-import type { Outgoing, Reply } from '../support/http.ts'
 import { issueToken, tokenPath } from '../support/tokens.ts'
 import { exchange, head, sendWithLines } from './support/wire.ts'
 

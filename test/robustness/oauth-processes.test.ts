@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
+import { sendTo } from '@hookguard/testkit/http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sendTo } from '../support/http.ts'
 
 // Tokens are stateless: any receiver configured alike accepts a token another issued, in another
 // process and on another framework, and one configured with another secret refuses it.

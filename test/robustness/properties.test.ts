@@ -1,9 +1,9 @@
 import { sign, type WebhookErrorCode } from '@hookguard/core'
 import { serialize } from '@hookguard/emulator'
+import type { Reply } from '@hookguard/testkit/http'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type App, factories, type Received } from '../support/apps.ts'
-import type { Reply } from '../support/http.ts'
 
 // Properties of the whole verify path, per adapter: whatever the service sends verifies and
 // arrives byte for byte; any change to what it signed or to the credential it presents is refused
@@ -85,10 +85,17 @@ describe.each(factories)('$name', (factory) => {
     const deliver = async (body: string | Uint8Array, signature: string) =>
       app.send({ path: '/hooks', headers: { 'content-type': 'application/json; charset=utf-8', [SIGNATURE]: signature }, body })
 
-    it('delivers any JSON value as the service serialises and signs it, byte for byte, with its parsed payload', async () => {
+    // The service's own compact serialisation, and the indented layouts other senders produce.
+    const layout = fc.constantFrom<(value: unknown) => string>(
+      serialize,
+      (value) => JSON.stringify(value, null, 2),
+      (value) => JSON.stringify(value, null, '\t'),
+    )
+
+    it('delivers any signed JSON value, in any layout, byte for byte, with its parsed payload', async () => {
       await fc.assert(
-        fc.asyncProperty(payload, async (value) => {
-          const text = serialize(value)
+        fc.asyncProperty(payload, layout, async (value, lay) => {
+          const text = lay(value)
           const reply = await deliver(text, await sign(text, SECRET))
           expect(reply.status, reply.text).toBe(200)
           const received = JSON.parse(reply.text) as Received

@@ -2,12 +2,12 @@ import { getRequestListener } from '@hono/node-server'
 import type { WebhookOptions } from '@hookguard/core'
 import * as forExpress from '@hookguard/express'
 import * as forKoa from '@hookguard/koa'
+import { listen, sendToFetch, type Target } from '@hookguard/testkit/http'
 import express5, { type ErrorRequestHandler } from 'express'
 import express4 from 'express4'
 import Koa3 from 'koa'
 import Koa2 from 'koa2'
 import { honoApp } from './hono-app.ts'
-import { listen, sendToFetch, type Target } from './http.ts'
 
 /**
  * What the handler after `webhook()` answers: the payload where the framework's users find it,

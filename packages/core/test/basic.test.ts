@@ -1,6 +1,6 @@
 import { basicChallenge, formatBasicAuthorization, parseBasicAuthorization } from '@hookguard/core/adapter'
+import fixtures from '@hookguard/testkit/signatures.json' with { type: 'json' }
 import { describe, expect, it } from 'vitest'
-import fixtures from '../../../test/fixtures/signatures.json' with { type: 'json' }
 
 describe('parseBasicAuthorization', () => {
   describe("with the service's own headers", () => {

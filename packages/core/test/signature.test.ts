@@ -1,7 +1,7 @@
 import { sign, verifySignature } from '@hookguard/core'
+import fixtures from '@hookguard/testkit/signatures.json' with { type: 'json' }
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import fixtures from '../../../test/fixtures/signatures.json' with { type: 'json' }
 import { unicodeJsonValue, unicodeString } from './arbitraries.ts'
 import { gsonText } from './gson.ts'
 

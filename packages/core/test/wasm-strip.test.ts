@@ -2,8 +2,9 @@
  * The WebAssembly stripper against a plain reference: edge cases, every small pattern at every
  * alignment, random bodies, and call sequences meant to leak a previous call's bytes.
  */
+
+import { makePayload, random } from '@hookguard/testkit/payload'
 import { describe, expect, it, vi } from 'vitest'
-import { makePayload, random } from '../../../bench/payload.ts'
 import { compileStripWat } from '../../../scripts/build-wasm.ts'
 import { backend } from '../src/crypto/node.ts'
 import { STRIP_WASM_BASE64 } from '../src/crypto/strip-wasm-bytes.ts'

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Readable } from 'node:stream'
 import { createReceiver, type WebhookOptions } from '@hookguard/core'
+import signatures from '@hookguard/testkit/signatures.json' with { type: 'json' }
 import type { CliIo } from '../src/cli/run.ts'
 
 export interface Vector {
@@ -20,7 +20,7 @@ interface Fixtures {
   basic: { cases: { username: string; password: string; header: string }[] }
 }
 
-export const fixtures: Fixtures = JSON.parse(readFileSync(new URL('../../../test/fixtures/signatures.json', import.meta.url), 'utf8'))
+export const fixtures: Fixtures = signatures
 
 /** The vectors the service itself produced and a receiver accepts: valid, and no `/` variant. */
 export const serviceVectors = fixtures.vectors.filter((v) => v.valid && !v.name.includes('/'))

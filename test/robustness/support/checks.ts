@@ -1,9 +1,9 @@
 import { ERROR_STATUS, sign, type WebhookOptions } from '@hookguard/core'
 import { formatBasicAuthorization } from '@hookguard/core/adapter'
+import type { Outgoing, Reply, Target } from '@hookguard/testkit/http'
 import { expect } from 'vitest'
 import { SECRETS } from '../../conformance/cases.ts'
 import type { Received } from '../../support/apps.ts'
-import type { Outgoing, Reply, Target } from '../../support/http.ts'
 import { type Expected, ROBUST_SECRETS, type Wire } from '../catalogue.ts'
 import type { Served } from './listening.ts'
 

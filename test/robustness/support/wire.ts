@@ -1,10 +1,10 @@
 import { once } from 'node:events'
 import http from 'node:http'
 import net from 'node:net'
-import { type Reply, readReply } from '../../support/http.ts'
-import { parseResponse } from '../../support/wire.ts'
+import { type Reply, readReply } from '@hookguard/testkit/http'
+import { parseResponse } from '@hookguard/testkit/wire'
 
-export { head } from '../../support/wire.ts'
+export { head } from '@hookguard/testkit/wire'
 
 /** What came back on a socket: the first answer, if any, and whether the server closed the connection. */
 export interface RawReply extends Reply {

@@ -1,11 +1,11 @@
 import { type KoaWebhookOptions, tokenEndpoint, WebhookError, type WebhookRequest, webhook } from '@hookguard/koa'
+import { auth, delivered, serverPerTest, signed, vector } from '@hookguard/testkit/adapter-tests'
+import type { Target } from '@hookguard/testkit/http'
 import { bodyParser } from '@koa/bodyparser'
 import Koa3, { type Middleware } from 'koa'
 import koaBodyParser from 'koa-bodyparser'
 import Koa2 from 'koa2'
 import { describe, expect, it } from 'vitest'
-import { auth, delivered, serverPerTest, signed, vector } from './support/adapter-tests.ts'
-import type { Target } from './support/http.ts'
 
 // What differs per framework: parsers mounted before webhook(), mount paths, next(), onError.
 

@@ -1,10 +1,10 @@
 import { getRequestListener } from '@hono/node-server'
 import { tokenEndpoint, WebhookError, type WebhookRequest, webhook } from '@hookguard/hono'
+import { auth, delivered, serverPerTest, signed, vector } from '@hookguard/testkit/adapter-tests'
+import { type Outgoing, sendToFetch } from '@hookguard/testkit/http'
 import { Hono, type MiddlewareHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { describe, expect, it } from 'vitest'
-import { auth, delivered, serverPerTest, signed, vector } from './support/adapter-tests.ts'
-import { type Outgoing, sendToFetch } from './support/http.ts'
 
 // What differs per framework: bodies read before webhook(), reading the body again after it,
 // mount paths, onError.

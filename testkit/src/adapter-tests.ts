@@ -1,10 +1,10 @@
 import type { RequestListener } from 'node:http'
 import { afterEach } from 'vitest'
-import fixtures from '../fixtures/signatures.json' with { type: 'json' }
 import { listen, type Outgoing, type Target } from './http.ts'
+import fixtures from './signatures.json' with { type: 'json' }
 
-// What express.test.ts, koa.test.ts and hono.test.ts start from. Kept apart from http.ts, which
-// runtimes/ loads outside vitest.
+// What an adapter's own tests start from. Kept apart from http.ts, which the runtime matrix loads
+// outside vitest.
 
 /** The service's own signed delivery, which every adapter must accept as it is. */
 export const vector = fixtures.vectors[0] as (typeof fixtures.vectors)[number]

@@ -1,10 +1,10 @@
 /**
  * One receiver per process, so that its resident memory is its own: started by `run.ts` as
- * `node --expose-gc --conditions=@hookguard/source --import tsx test/load/server.ts <framework>`.
+ * `node --expose-gc --conditions=@hookguard/source --import tsx load/server.ts <framework>`.
  * It prints `{"port":N}` on stdout once listening on 127.0.0.1, answers `{ type: 'memory' }` over
  * IPC, and exits when the parent goes away, so a killed run leaves no server behind.
  *
- * Runnable by hand too (`npx tsx --conditions=@hookguard/source test/load/server.ts koa3`) to
+ * Runnable by hand too (`npx tsx --conditions=@hookguard/source load/server.ts koa3`) to
  * point autocannon or curl at it; without IPC it runs until interrupted.
  */
 import type { Server } from 'node:http'

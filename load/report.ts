@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 
 const MiB = 1024 * 1024
-const BEGIN = '<!-- load-figures:begin (written by test/load/run.ts --write; edits inside are overwritten) -->'
+const BEGIN = '<!-- load-figures:begin (written by load/run.ts --write; edits inside are overwritten) -->'
 const END = '<!-- load-figures:end -->'
 
 export interface Figures {

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http'
 import { tokenEndpoint, WebhookError, type WebhookRequest, webhook } from '@hookguard/express'
+import { auth, delivered, serverPerTest, signed, vector } from '@hookguard/testkit/adapter-tests'
 import express5, { type ErrorRequestHandler, type RequestHandler } from 'express'
 import express4 from 'express4'
 import { describe, expect, it } from 'vitest'
-import { auth, delivered, serverPerTest, signed, vector } from './support/adapter-tests.ts'
 
 // What differs per framework: parsers mounted before webhook(), mount paths, next(), onError.
 
