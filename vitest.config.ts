@@ -1,10 +1,17 @@
 import { defineConfig } from 'vitest/config'
+import { redisAvailability } from './testkit/src/redis-server.ts'
 import { webResolution } from './vitest.shared.ts'
+
+// The `redis` project needs a real Redis. Without one it is left out, with one line that says so
+// and how to run it; `pnpm test:redis` then fails instead of passing empty.
+const redis = redisAvailability()
+if (redis.via === undefined) console.warn(`\n  ${redis.message}\n`)
 
 export default defineConfig({
   test: {
     projects: [
       'packages/*/vitest.config.ts',
+      ...(redis.via === undefined ? ['!packages/redis/vitest.config.ts'] : []),
       'test/vitest.config.ts',
       // The core once more on its Web build, so the default export condition is exercised too.
       {

@@ -11,9 +11,9 @@ import { MOCK_APP } from './suite/mock-app.ts'
 // `pnpm test:runtimes` (after `pnpm build`): the runtime matrix of issues 6 and 8.
 //
 //   Node 22, 24    vitest's conformance project (Express, Koa, Hono); with --all, every project
-//   Bun, Deno      core vectors, the Hono conformance table in process, the client: once on
+//   Bun, Deno      core vectors, the conformance table in process (Hono, fetch handler), the client: once on
 //                  the core build the runtime picks itself (node), once with the Worker
-//                  condition (web); each asserts which build it loaded. Then the Hono app
+//                  condition (web); each asserts which build it loaded. Then both apps
 //                  behind the runtime's own server (Bun.serve, Deno.serve) over a raw socket:
 //                  Content-Length as its parser passes it on, and the connection after a refusal
 //   workerd        the same inside a Worker (Web build, no nodejs_compat), and the table over HTTP
@@ -68,6 +68,7 @@ const REQUIRED_DIST = [
   'core/dist/node/index.js',
   'core/dist/web/index.js',
   'hono/dist/index.js',
+  'fetch/dist/index.js',
   'client/dist/index.js',
   'emulator/dist/index.js',
 ]
@@ -153,7 +154,7 @@ function matrix(): Job[] {
     const match = [...output.matchAll(/^.+: (\d+) passed, (\d+) failed$/gm)].at(-1)
     return match === undefined ? undefined : { passed: Number(match[1]), failed: Number(match[2]) }
   }
-  const portable = 'core vectors, Hono table (app.request), client'
+  const portable = 'core vectors, Hono and fetch handler tables in process, client'
   const bun = bin('bun', 'bin/bun.exe')
   const deno = bin('deno', 'deno')
   // Env for vitest's `expect` (the table's matchers), read for the build's identity check, and
@@ -192,7 +193,7 @@ function matrix(): Job[] {
   const checks = (runtime: string, build: 'node' | 'web', command: string, argv: string[], needsWorker = false): Job => ({
     runtime,
     build,
-    suite: needsWorker ? `${portable}; Hono table over HTTP` : `${portable}; Hono on its server (raw socket)`,
+    suite: needsWorker ? `${portable}; both tables over HTTP` : `${portable}; both on its server (raw socket)`,
     lane: 'checks',
     command,
     args: argv,

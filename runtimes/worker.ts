@@ -1,11 +1,12 @@
 import { clock } from '@hookguard/conformance/cases'
-import { type HonoUnderTest, honoApp } from '@hookguard/conformance/hono-app'
+import { fetchApp } from '@hookguard/conformance/fetch-app'
+import { honoApp } from '@hookguard/conformance/hono-app'
 import type { Reply } from '@hookguard/testkit/http'
 // @ts-expect-error: the Web build's types are `dist/index.d.ts`; only its identity is needed here.
 import * as webBuild from '../packages/core/dist/web/index.js'
 import { runPortable } from './suite/portable.ts'
 import { assert, Tally } from './suite/reply.ts'
-import { ANSWER_PATH, CASE_HEADER, CHECKS_PATH, CLOCK_HEADER, findRow, HANDLED_HEADER } from './suite/table.ts'
+import { ANSWER_PATH, APP_HEADER, CASE_HEADER, CHECKS_PATH, CLOCK_HEADER, findRow, HANDLED_HEADER } from './suite/table.ts'
 
 /**
  * The Worker that `workerd.ts` runs in workerd, without `nodejs_compat`; `bundle.ts` builds it
@@ -18,34 +19,49 @@ interface Env {
   MOCK_URL?: string
 }
 
-const apps = new Map<string, HonoUnderTest>()
+/** The Hono app or the fetch handler built for one row. */
+interface UnderTest {
+  fetch(request: Request): Response | Promise<Response>
+  handled(): number
+}
+
+const apps = new Map<string, UnderTest>()
 const answers = new Map<string, Reply & { handled: number }>()
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url)
     if (url.pathname === CHECKS_PATH) return Response.json((await checks(env)).outcomes)
-    if (url.pathname === ANSWER_PATH) return Response.json(answers.get(url.searchParams.get('case') ?? '') ?? null)
+    if (url.pathname === ANSWER_PATH) {
+      return Response.json(answers.get(`${url.searchParams.get('app')} ${url.searchParams.get('case')}`) ?? null)
+    }
 
     const id = request.headers.get(CASE_HEADER) ?? ''
     const row = findRow(id)
     if (row === undefined) return new Response(`no row ${id} in the conformance table`, { status: 404 })
     clock.now = Number(request.headers.get(CLOCK_HEADER))
-    let entry = apps.get(id)
+    const kind = request.headers.get(APP_HEADER) === 'fetch' ? 'fetch' : 'hono'
+    const key = `${kind} ${id}`
+    let entry = apps.get(key)
     if (entry === undefined) {
-      entry = honoApp(row.options())
-      apps.set(id, entry)
+      entry = kind === 'fetch' ? fetchApp(row.options()) : honoUnderTest(row.options())
+      apps.set(key, entry)
     }
-    const res = await entry.app.fetch(request)
+    const res = await entry.fetch(request)
     const answer = new Response(res.body, res)
     answer.headers.set(HANDLED_HEADER, String(entry.handled()))
     const headers: Record<string, string> = {}
     answer.headers.forEach((value, name) => {
       headers[name] = value
     })
-    answers.set(id, { status: answer.status, headers, text: await answer.clone().text(), handled: entry.handled() })
+    answers.set(key, { status: answer.status, headers, text: await answer.clone().text(), handled: entry.handled() })
     return answer
   },
+}
+
+function honoUnderTest(options: Parameters<typeof honoApp>[0]): UnderTest {
+  const { app, handled } = honoApp(options)
+  return { fetch: (request) => app.fetch(request), handled }
 }
 
 async function checks(env: Env): Promise<Tally> {

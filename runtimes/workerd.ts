@@ -5,7 +5,7 @@ import { Miniflare } from 'miniflare'
 import { checkReadmeWorkers } from './readme-workers.ts'
 import { parseArgs } from './suite/args.ts'
 import { type Outcome, Tally } from './suite/reply.ts'
-import { ANSWER_PATH, CASE_HEADER, CHECKS_PATH, CLOCK_HEADER, HANDLED_HEADER, runTable } from './suite/table.ts'
+import { ANSWER_PATH, APP_HEADER, CASE_HEADER, CHECKS_PATH, CLOCK_HEADER, HANDLED_HEADER, runTable } from './suite/table.ts'
 
 // Runs the Worker bundle (`bundle.ts`, from `worker.ts`) in workerd through miniflare, which needs
 // Node 22 or later: `runtimes/node_modules/node24/bin/node runtimes/workerd.ts --worker=<bundle> --mock=<url>`.
@@ -53,33 +53,38 @@ async function runChecks(): Promise<void> {
   // The table's requests go over HTTP to miniflare's loopback address, with the conformance suite's
   // own sender, as a client would send them to a Worker.
   const { port } = await mf.ready
-  await runTable(tally, 'HTTP to workerd', (id) => {
-    let handled = 0
-    return {
-      async send(outgoing) {
-        const headers = { ...outgoing.headers, [CASE_HEADER]: id, [CLOCK_HEADER]: String(clock.now) }
-        let reply: Reply
-        try {
-          reply = await sendTo(Number(port), { ...outgoing, headers })
-        } catch (error) {
-          // workerd closes the connection as soon as it has answered a body it would not read, and
-          // the reset can overtake its answer on the wire (it does not linger, RFC 9112 §9.6). Then
-          // the answer is taken from the Worker, and the upload was cut short by that close.
-          if (outgoing.stream === undefined || !isConnectionReset(error)) throw error
-          reply = { ...(await recordedAnswer(id)), streamedAll: false }
-          console.log(`note: row ${id}'s connection was reset mid-upload; its answer was read from the Worker`)
-        }
-        handled = Number(reply.headers[HANDLED_HEADER] ?? 0)
-        delete reply.headers[HANDLED_HEADER]
-        return reply
-      },
-      handled: () => handled,
-    }
-  })
+  for (const [app, name] of [
+    ['hono', 'hono'],
+    ['fetch', 'fetch handler'],
+  ] as const) {
+    await runTable(tally, `${name} (HTTP to workerd)`, (id) => {
+      let handled = 0
+      return {
+        async send(outgoing) {
+          const headers = { ...outgoing.headers, [APP_HEADER]: app, [CASE_HEADER]: id, [CLOCK_HEADER]: String(clock.now) }
+          let reply: Reply
+          try {
+            reply = await sendTo(Number(port), { ...outgoing, headers })
+          } catch (error) {
+            // workerd closes the connection as soon as it has answered a body it would not read, and
+            // the reset can overtake its answer on the wire (it does not linger, RFC 9112 §9.6). Then
+            // the answer is taken from the Worker, and the upload was cut short by that close.
+            if (outgoing.stream === undefined || !isConnectionReset(error)) throw error
+            reply = { ...(await recordedAnswer(app, id)), streamedAll: false }
+            console.log(`note: row ${id}'s connection (${name}) was reset mid-upload; its answer was read from the Worker`)
+          }
+          handled = Number(reply.headers[HANDLED_HEADER] ?? 0)
+          delete reply.headers[HANDLED_HEADER]
+          return reply
+        },
+        handled: () => handled,
+      }
+    })
+  }
 }
 
-async function recordedAnswer(id: string): Promise<Reply> {
-  const res = await mf.dispatchFetch(`${ORIGIN}${ANSWER_PATH}?case=${encodeURIComponent(id)}`)
+async function recordedAnswer(app: string, id: string): Promise<Reply> {
+  const res = await mf.dispatchFetch(`${ORIGIN}${ANSWER_PATH}?app=${app}&case=${encodeURIComponent(id)}`)
   const answer = (await res.json()) as Reply | null
   if (answer === null) throw new Error(`the connection was reset before the Worker answered row ${id}`)
   return answer

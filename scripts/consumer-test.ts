@@ -33,6 +33,7 @@ const INSTALL = [
   'koa@^3',
   'koa2@npm:koa@^2',
   'hono@^4',
+  'fastify@^5',
   `typescript@${rootManifest.devDependencies.typescript}`,
   `@types/node@${rootManifest.devDependencies['@types/node']}`,
   '@types/express@^5',
@@ -105,7 +106,7 @@ try {
 
   writeProjects()
   let installed = false
-  await check('npm install the tarballs with express, koa, hono', async () => {
+  await check('npm install the tarballs with express, koa, hono, fastify', async () => {
     if (tarballs.size !== publicPackages().length) throw new Error('not every package was packed')
     await sh('.', 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs.values(), ...INSTALL])
     installed = true
@@ -113,10 +114,10 @@ try {
   })
   if (!installed) throw new Error('install failed; nothing to test')
 
-  await check('esm: import core, hono, client, emulator; verify; Node build picked', async () => {
+  await check('esm: import core, hono, fastify, fetch, redis, client, emulator; verify; Node build picked', async () => {
     return (await sh('esm', 'node', ['test.mjs'])).stdout.trim()
   })
-  await check('cjs: require core, express (5 and 4), emulator; verify; Node build picked', async () => {
+  await check('cjs: require core, express (5 and 4), fastify, emulator; verify; Node build picked', async () => {
     return (await sh('cjs', 'node', ['test.cjs'])).stdout.trim()
   })
   await check('cjs: the hookguard bin signs like the core', async () => {
@@ -145,9 +146,10 @@ try {
   await check('ts-bundler: the emitted program runs', async () => {
     return (await sh('ts-bundler', 'node', ['out/index.js'])).stdout.trim()
   })
-  await check('conditions: workerd, worker, browser → Web build; bun, deno, node → Node build; both verify', async () => {
+  await check('conditions: edge-light, workerd, worker, browser → Web build; bun, deno, node → Node build; both verify', async () => {
     const picks: string[] = []
     for (const [condition, build] of [
+      ['edge-light', 'web'],
       ['workerd', 'web'],
       ['worker', 'web'],
       ['browser', 'web'],
@@ -195,6 +197,10 @@ function writeProjects(): void {
     `import assert from 'node:assert/strict'
 import { createReceiver, sign, verifySignature } from '@hookguard/core'
 import { webhook } from '@hookguard/hono'
+import * as forFastify from '@hookguard/fastify'
+import * as forFetch from '@hookguard/fetch'
+import { redisDedupeStore, redisTokenStore } from '@hookguard/redis'
+import Fastify from 'fastify'
 import { createClient } from '@hookguard/client'
 import { mockService } from '@hookguard/emulator'
 import { Hono } from 'hono'
@@ -217,6 +223,25 @@ const refused = await app.request('/hooks', { method: 'POST', body: '{"event":"f
 assert.equal(refused.status, 401)
 assert.equal((await refused.json()).error, 'invalid_signature')
 
+const receive = forFetch.webhook({ auth: { mode: 'secret', secret } }, (delivery, _request, extra) => Response.json({ payload: delivery.payload, extra }))
+const fetchOk = await receive(new Request('http://localhost/hooks', { method: 'POST', body, headers: { 'X-Service-Hmac-Signature': signature } }), 'ctx')
+assert.equal(fetchOk.status, 200)
+assert.deepEqual(await fetchOk.json(), { payload: { event: 'order.paid', amount: 1 }, extra: 'ctx' })
+
+const fastify = Fastify()
+fastify.register(async (hooks) => {
+  await hooks.register(forFastify.webhook({ auth: { mode: 'secret', secret } }))
+  hooks.post('/hooks', async (request) => request.webhook.payload)
+})
+const fastifyOk = await fastify.inject({ method: 'POST', url: '/hooks', payload: body, headers: { 'content-type': 'application/json', 'x-service-hmac-signature': signature } })
+assert.equal(fastifyOk.statusCode, 200)
+assert.deepEqual(fastifyOk.json(), { event: 'order.paid', amount: 1 })
+
+// The Redis stores load without a Redis client installed (optional peers) and take one by shape.
+const fakeRedis = { sendCommand: async () => 'OK', isReady: true }
+assert.equal(typeof redisDedupeStore(fakeRedis).claim, 'function')
+assert.equal(typeof redisTokenStore(fakeRedis).get, 'function')
+
 const service = await mockService({ appId: 'app', appSecret: 'app-secret' })
 try {
   const client = createClient({ baseUrl: service.url, appId: 'app', appSecret: 'app-secret' })
@@ -237,7 +262,7 @@ await assert.rejects(readNodeBody(consumed, 10, 'mount it first'), (error) => er
 
 const core = import.meta.resolve('@hookguard/core')
 assert.match(core, /\\/dist\\/node\\/index\\.js$/)
-console.log('hono 200/401, receiver ok, client token ok, core → ' + core.slice(core.indexOf('/dist/')))
+console.log('hono 200/401, fastify 200, receiver ok, client token ok, core → ' + core.slice(core.indexOf('/dist/')))
 `,
   )
   // Prints the build an export condition picks, after checking that it verifies.
@@ -259,6 +284,7 @@ const { sign, verifySignature, WebhookError } = require('@hookguard/core')
 const { rawBodyUnavailable } = require('@hookguard/core/adapter')
 const { nodeRequestHeaders } = require('@hookguard/core/node')
 const { webhook } = require('@hookguard/express')
+const forFastify = require('@hookguard/fastify')
 const { deliver } = require('@hookguard/emulator')
 
 const secret = '${SECRET}'
@@ -284,9 +310,17 @@ async function main() {
       await new Promise((resolve) => server.close(resolve))
     }
   }
+  const fastify = require('fastify')()
+  fastify.register(async (hooks) => {
+    await hooks.register(forFastify.webhook({ auth: { mode: 'secret', secret } }))
+    hooks.post('/hooks', async (request) => request.webhook.payload)
+  })
+  const signed = await fastify.inject({ method: 'POST', url: '/hooks', payload: '{"event":"ping"}', headers: { 'content-type': 'application/json', 'x-service-hmac-signature': await sign('{"event":"ping"}', secret) } })
+  assert.equal(signed.statusCode, 200)
+  seen.push('fastify ' + require('fastify/package.json').version)
   const core = require.resolve('@hookguard/core')
   assert.match(core, /\\/dist\\/node\\/index\\.cjs$/)
-  console.log(seen.join(', ') + ': 200/401; core → ' + core.slice(core.indexOf('/dist/')))
+  console.log(seen.join(', ') + ': 200 (express also 401); core → ' + core.slice(core.indexOf('/dist/')))
 }
 main().catch((error) => { console.error(error); process.exitCode = 1 })
 `,

@@ -36,7 +36,7 @@ const KEEP = process.argv.includes('--keep')
 const REUSE = process.argv.find((arg) => arg.startsWith('--reuse='))?.slice('--reuse='.length)
 
 /** The packages whose READMEs carry the root README's Errors table. */
-const TABLE_CARRIERS = ['core', 'express', 'koa', 'hono']
+const TABLE_CARRIERS = ['core', 'express', 'koa', 'hono', 'fastify', 'fetch']
 /** Installed by the READMEs' lines but not needed here: the test runs tsc's output, and workerd is the runtime matrix's. */
 const NOT_INSTALLED = new Set(['tsx', 'wrangler'])
 /** A framework the READMEs say works in two majors: the older one, installed under an alias. */

@@ -12,7 +12,7 @@ afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()))
 })
 
-for (const framework of ['Express', 'Koa', 'Hono']) {
+for (const framework of ['Express', 'Koa', 'Hono', 'Fastify', 'Fetch handler']) {
   describe(`the emulator delivering to ${framework}`, () => {
     for (const c of CASES) {
       it(`answers ${c.expect.status}${c.expect.error ? ` ${c.expect.error}` : ''} in mode ${c.mode}: ${c.name}`, async () => {

@@ -18,6 +18,10 @@ declare const rawBody: Uint8Array
 declare const req: { headers: Record<string, string | undefined> }
 declare const request: Request`,
   client: `import { createClient } from '@hookguard/client'`,
+  redis: `import { createClient } from '@hookguard/client'
+import type { RedisClient } from '../packages/redis/src/index.ts'
+/** Your connected node-redis or ioredis client. */
+declare const redis: RedisClient`,
   emulator: `import { deliver, mockService, requestToken, sampleEvent, serialize } from '@hookguard/emulator'
 import { createClient } from '@hookguard/client'
 import { expect } from 'vitest'
@@ -26,9 +30,15 @@ declare const appSecret: string`,
   express: `import express from 'express'
 import { tokenEndpoint, webhook } from '@hookguard/express'
 const app = express()`,
+  fastify: `import Fastify from 'fastify'
+import { tokenEndpoint, webhook } from '@hookguard/fastify'
+const app = Fastify()`,
   koa: `import Router from '@koa/router'
 import { tokenEndpoint, webhook } from '@hookguard/koa'
 const router = new Router()`,
+  fetch: `import { tokenEndpoint, webhook } from '@hookguard/fetch'
+/** Your secrets: the process environment, or a Worker's env bindings. */
+declare const env: { WEBHOOK_SECRET: string; APP_SECRET: string }`,
   hono: `import { Hono } from 'hono'
 import { tokenEndpoint, webhook } from '@hookguard/hono'
 const app = new Hono()
@@ -119,7 +129,7 @@ function diagnostics(): Map<string, string[]> {
 describe('the @example blocks in the packages’ sources', () => {
   it('are found in every package that has them', () => {
     const names = [...modules.values()].map((module) => module.name)
-    for (const pkg of ['core', 'express', 'koa', 'hono', 'emulator', 'client']) {
+    for (const pkg of ['core', 'express', 'koa', 'hono', 'fetch', 'emulator', 'client', 'redis']) {
       expect(
         names.some((name) => name.startsWith(`packages/${pkg}/`)),
         pkg,

@@ -2,10 +2,13 @@ import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import type { WebhookOptions } from '@hookguard/core'
 import { tokenEndpoint as expressToken, webhook as expressWebhook } from '@hookguard/express'
+import { tokenEndpoint as fastifyToken, webhook as fastifyWebhook } from '@hookguard/fastify'
+import { tokenEndpoint as fetchToken, webhook as fetchWebhook } from '@hookguard/fetch'
 import { tokenEndpoint as honoToken, webhook as honoWebhook } from '@hookguard/hono'
 import { tokenEndpoint as koaToken, webhook as koaWebhook } from '@hookguard/koa'
 import Router from '@koa/router'
 import express from 'express'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { Hono } from 'hono'
 import Koa from 'koa'
 
@@ -72,6 +75,34 @@ function honoApp(): Hono {
   return app
 }
 
+function fastifyApp(): FastifyInstance {
+  const app = Fastify({ logger: false })
+  for (const [path, options] of Object.entries(ADDRESSES)) {
+    // Each address in a scope of its own: webhook() reaches the routes of the scope that registers it.
+    app.register(async (scope) => {
+      await scope.register(fastifyWebhook(options))
+      scope.post(path, async (request) => ({ received: (request.webhook.payload as { event?: string }).event }))
+    })
+  }
+  app.register(fastifyToken(OAUTH), { prefix: '/oauth2/token' })
+  app.register(fastifyToken(STALE_OAUTH), { prefix: '/oauth2/stale-token' })
+  return app
+}
+
+/** A plain Fetch handler, as Next.js, Bun, Deno or a Worker would call it; served by Node here. */
+function fetchHandler(): (request: Request) => Promise<Response> {
+  const routes = new Map<string, (request: Request) => Promise<Response>>()
+  for (const [path, options] of Object.entries(ADDRESSES)) {
+    routes.set(
+      path,
+      fetchWebhook(options, (delivery) => Response.json({ received: (delivery.payload as { event?: string }).event })),
+    )
+  }
+  routes.set('/oauth2/token', fetchToken(OAUTH))
+  routes.set('/oauth2/stale-token', fetchToken(STALE_OAUTH))
+  return async (request) => routes.get(new URL(request.url).pathname)?.(request) ?? new Response(null, { status: 404 })
+}
+
 type Server = import('node:http').Server
 
 function listening(framework: string, server: Server): Promise<Receiver> {
@@ -94,5 +125,12 @@ export function startReceivers(): Promise<Receiver[]> {
     listening('Express', expressApp().listen(0, '127.0.0.1')),
     listening('Koa', koaApp().listen(0, '127.0.0.1')),
     listening('Hono', serve({ fetch: honoApp().fetch, port: 0, hostname: '127.0.0.1', overrideGlobalObjects: false }) as Server),
+    listeningFastify(fastifyApp()),
+    listening('Fetch handler', serve({ fetch: fetchHandler(), port: 0, hostname: '127.0.0.1', overrideGlobalObjects: false }) as Server),
   ])
+}
+
+async function listeningFastify(app: FastifyInstance): Promise<Receiver> {
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  return { framework: 'Fastify', url, close: () => app.close() }
 }

@@ -1,3 +1,4 @@
+import { fetchApp } from '@hookguard/conformance/fetch-app'
 import { honoApp } from '@hookguard/conformance/hono-app'
 import { sendToFetch } from '@hookguard/testkit/fetch'
 import { type Build, checkBodyStillReadable, checkBuild, checkClient, checkCore, checkSetup } from './checks.ts'
@@ -13,17 +14,27 @@ export interface PortableRun {
   mockUrl: string | undefined
 }
 
-/** Everything that runs inside one runtime: the build it loaded, the core, setup checks, the Hono table in process, the client. */
+/** Everything that runs inside one runtime: the build it loaded, the core, setup checks, the table against Hono and the fetch handler in process, the client. */
 export async function runPortable({ build, reference, mockUrl }: PortableRun, tally = new Tally()): Promise<Tally> {
   await checkBuild(tally, build, reference)
   await checkCore(tally)
   await checkSetup(tally)
   await runTable(
     tally,
-    'app.request',
+    'hono (app.request)',
     (_id, options) => {
       const { app, handled } = honoApp(options)
       return { send: (outgoing) => sendToFetch(app.request, outgoing), handled }
+    },
+    inProcessRows,
+  )
+  await runTable(
+    tally,
+    'fetch handler (in process)',
+    (_id, options) => {
+      const { fetch, handled } = fetchApp(options)
+      const request = (path: string, init: RequestInit) => fetch(new Request(new URL(path, 'http://localhost'), init))
+      return { send: (outgoing) => sendToFetch(request, outgoing), handled }
     },
     inProcessRows,
   )

@@ -59,7 +59,7 @@ export function verifyReply(reply: Reply, expected: Expected, seen: Seen): void 
   for (const [name, value] of Object.entries(expected.headers ?? {})) same(reply.headers[name], value, `header ${name}`)
 
   if (expected.payload !== undefined) {
-    same(seen.handled, 1, 'times the handler ran')
+    same(seen.handled, expected.handled ?? 1, 'times the handler ran')
     const received = JSON.parse(reply.text) as Received
     same(received.mode, seen.mode, 'mode')
     same(received.payload, expected.payload, 'payload')
@@ -68,11 +68,13 @@ export function verifyReply(reply: Reply, expected: Expected, seen: Seen): void 
       same(received.rawLength, new TextEncoder().encode(expected.raw).byteLength, 'raw body length')
     }
   } else {
-    same(seen.handled, 0, 'times the handler ran')
+    same(seen.handled, expected.handled ?? 0, 'times the handler ran')
   }
 
   if (expected.error !== undefined) {
-    same(JSON.parse(reply.text), { error: expected.error, message: anyString }, 'error answer')
+    // Only a schema's refusal says more: where the payload failed.
+    const paths = expected.error === 'invalid_payload' ? { paths: anyArray } : {}
+    same(JSON.parse(reply.text), { error: expected.error, message: anyString, ...paths }, 'error answer')
     assert(/^application\/json/.test(reply.headers['content-type'] ?? ''), `content-type is ${reply.headers['content-type']}`)
     same(reply.headers['cache-control'], 'no-store', 'header cache-control')
     for (const secret of sensitive(seen.sent, seen.secrets))
@@ -103,6 +105,11 @@ interface AsymmetricMatcher {
 const anyString: AsymmetricMatcher & { toJSON(): string } = {
   asymmetricMatch: (actual) => typeof actual === 'string',
   toJSON: () => 'Any<String>',
+}
+
+const anyArray: AsymmetricMatcher & { toJSON(): string } = {
+  asymmetricMatch: (actual) => Array.isArray(actual),
+  toJSON: () => 'Any<Array>',
 }
 
 function isMatcher(value: unknown): value is AsymmetricMatcher {

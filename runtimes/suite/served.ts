@@ -1,15 +1,30 @@
+import { fetchApp } from '@hookguard/conformance/fetch-app'
 import { honoApp } from '@hookguard/conformance/hono-app'
 import type { WebhookOptions } from '@hookguard/core'
 import type { Reply } from '@hookguard/testkit/http'
 import { aftermath, announcesClose, type Connection, chunked, connect, head } from '@hookguard/testkit/wire'
 import { assert, same, type Tally } from './reply.ts'
 
-// The Hono adapter behind the runtime's own HTTP server (`Bun.serve`, `Deno.serve`), spoken to
+// The Hono adapter and the fetch handler behind the runtime's own HTTP server (`Bun.serve`, `Deno.serve`), spoken to
 // over a raw socket: what that server's parser lets through to the app (a Content-Length on two
 // lines), what it refuses itself, and what becomes of the connection after hookguard refuses a
 // body. Bun and Deno only: the Worker bundle has no server and no `node:net`.
 
 type FetchHandler = (request: Request) => Response | Promise<Response>
+
+/** Builds the app under test for `options`: the conformance suite's Hono app or fetch handler. */
+type Build = (options: WebhookOptions) => { fetch: FetchHandler; handled(): number }
+
+const APPS: readonly (readonly [string, Build])[] = [
+  [
+    'Hono',
+    (options) => {
+      const { app, handled } = honoApp(options)
+      return { fetch: (request) => app.fetch(request), handled }
+    },
+  ],
+  ['fetch handler', fetchApp],
+]
 
 interface BunServer {
   port: number
@@ -61,13 +76,14 @@ function serve(handler: FetchHandler): Listening {
   throw new Error('this runtime has no HTTP server of its own')
 }
 
-/** Serves the conformance suite's Hono app with `options`, opens a connection, runs `use`, and closes both. */
+/** Serves the app `build` makes with `options`, opens a connection, runs `use`, and closes both. */
 async function withConnection(
+  build: Build,
   options: WebhookOptions,
   use: (connection: Connection, handled: () => number) => Promise<void>,
 ): Promise<void> {
-  const { app, handled } = honoApp(options)
-  const server = serve((request) => app.fetch(request))
+  const { fetch, handled } = build(options)
+  const server = serve(fetch)
   let connection: Connection | undefined
   try {
     connection = await connect(server.port)
@@ -105,11 +121,16 @@ function delivery(lines: [string, string][] = []): string {
   return `${head('POST', '/hooks', [...JSON_TYPE, ...lines, ['Content-Length', String(EVENT.length)]])}${EVENT}`
 }
 
-/** Every check of the runtime's own server; none where the runtime has no server (workerd runs its table over HTTP instead). */
+/** Every check of the runtime's own server, for each app; none where the runtime has no server (workerd runs its table over HTTP instead). */
 export async function checkServed(tally: Tally, runtime: string): Promise<void> {
   const { Bun, Deno } = globalThis as Runtimes
   if (Bun === undefined && Deno === undefined) return
-  const name = (what: string) => `${runtime} server: ${what}`
+  for (const [app, build] of APPS) await checkServedApp(tally, `${runtime} server, ${app}`, build)
+}
+
+async function checkServedApp(tally: Tally, served: string, build: Build): Promise<void> {
+  const { Bun, Deno } = globalThis as Runtimes
+  const name = (what: string) => `${served}: ${what}`
   const none: WebhookOptions = { auth: { mode: 'none' }, maxBodySize: LIMIT }
   /**
    * Measured: Bun closes a connection once an answer that says `Connection: close` is sent. Deno's
@@ -120,7 +141,7 @@ export async function checkServed(tally: Tally, runtime: string): Promise<void> 
   const closesAsAnnounced = Bun !== undefined
 
   await tally.check(name(`answers 413 to Content-Length: ${HUGE} on two lines after the first 4 KiB, reading no further`), () =>
-    withConnection(none, async (connection, handled) => {
+    withConnection(build, none, async (connection, handled) => {
       // Passed on to the app joined as `N, N`, which a lenient `Number(…)` took for no length at
       // all: the whole body was then read into memory, and the answer waited for all of it.
       const length = String(HUGE)
@@ -146,7 +167,7 @@ export async function checkServed(tally: Tally, runtime: string): Promise<void> 
   )
 
   await tally.check(name(`refuses Content-Length: ${HUGE}, ${HUGE} on one line itself (400), and closes as it announces`), () =>
-    withConnection(none, async (connection, handled) => {
+    withConnection(build, none, async (connection, handled) => {
       await connection.write(
         head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', `${HUGE}, ${HUGE}`]]),
         `{"event":"${'x'.repeat(4 * KIB)}`,
@@ -167,7 +188,7 @@ export async function checkServed(tally: Tally, runtime: string): Promise<void> 
     ],
   ] as const) {
     await tally.check(name(`refuses Content-Length 5 and 6 ${how} itself (400), and closes as it announces`), () =>
-      withConnection(none, async (connection, handled) => {
+      withConnection(build, none, async (connection, handled) => {
         await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...lines]), 'hello!')
         await refusedByRuntime(connection, await answer(connection))
         same(handled(), 0, 'times the handler ran')
@@ -176,7 +197,7 @@ export async function checkServed(tally: Tally, runtime: string): Promise<void> 
   }
 
   await tally.check(name('delivers a body whose Content-Length comes on two identical lines'), () =>
-    withConnection(none, async (connection, handled) => {
+    withConnection(build, none, async (connection, handled) => {
       const length = String(EVENT.length)
       await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', length], ['Content-Length', length]]), EVENT)
       const reply = await answer(connection)
@@ -187,7 +208,7 @@ export async function checkServed(tally: Tally, runtime: string): Promise<void> 
 
   const after413 = closesAsAnnounced ? 'closes the connection as announced' : 'serves the next delivery on the connection'
   await tally.check(name(`answers 413 to a chunked body past maxBodySize, then ${after413}`), () =>
-    withConnection(none, async (connection, handled) => {
+    withConnection(build, none, async (connection, handled) => {
       await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Transfer-Encoding', 'chunked']]))
       await connection.write(chunked(Array(64).fill(`"${'x'.repeat(KIB - 1)}`)))
       const reply = await answer(connection)
@@ -206,7 +227,7 @@ export async function checkServed(tally: Tally, runtime: string): Promise<void> 
   )
 
   await tally.check(name('answers an early 401 to a small body, then the next delivery on the same connection'), () =>
-    withConnection({ auth: { mode: 'basic', ...BASIC } }, async (connection, handled) => {
+    withConnection(build, { auth: { mode: 'basic', ...BASIC } }, async (connection, handled) => {
       await connection.write(delivery([['Authorization', `Basic ${btoa(`${BASIC.username}:wrong horse`)}`]]))
       const reply = await answer(connection)
       refusal(reply, 401, 'invalid_credentials')

@@ -19,13 +19,15 @@ export interface Started {
 // How the driver in Node talks to the Worker that holds the apps (`worker.ts`, `workerd.ts`).
 /** Which row of the table a request belongs to. */
 export const CASE_HEADER = 'x-runtimes-case'
+/** Which app serves it: `hono` or `fetch` (the `@hookguard/fetch` handler). */
+export const APP_HEADER = 'x-runtimes-app'
 /** The row's clock, which its sender may have moved on (token expiry cases). */
 export const CLOCK_HEADER = 'x-runtimes-clock'
 /** How many times the row's handler has run so far. */
 export const HANDLED_HEADER = 'x-runtimes-handled'
 /** Runs, inside the Worker, everything that Bun and Deno run in process. */
 export const CHECKS_PATH = '/__runtimes/checks'
-/** The last answer the Worker gave for a row (`?case=<id>`), as it left the app. */
+/** The last answer the Worker gave for a row (`?app=<app>&case=<id>`), as it left the app. */
 export const ANSWER_PATH = '/__runtimes/answer'
 
 export const rows: readonly Row[] = groups.flatMap((group, g) =>
@@ -46,7 +48,7 @@ export function findRow(id: string): Case | undefined {
   return rows.find((entry) => entry.id === id)?.row
 }
 
-/** Runs every row of `table` (by default the conformance table's groups) against an app that `start` builds for it. */
+/** Runs every row of `table` (by default the conformance table's groups) against an app that `start` builds for it; `how` names the app and how it is reached. */
 export async function runTable(
   tally: Tally,
   how: string,
@@ -54,7 +56,7 @@ export async function runTable(
   table: readonly Row[] = rows,
 ): Promise<void> {
   for (const { id, name, row } of table) {
-    await tally.check(`hono (${how}): ${name}`, async () => {
+    await tally.check(`${how}: ${name}`, async () => {
       clock.now = START
       const options = row.options()
       const app = start(id, options)

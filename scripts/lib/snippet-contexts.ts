@@ -57,6 +57,27 @@ const handler = (c: Context) => c.body(null, 204)
 `,
     postamble: 'serve({ fetch: app.fetch, port: Number(process.env.PORT) })\n',
   },
+  'fetch-route': {
+    env: 'node',
+    description: 'a route file of a Fetch platform (Next.js here) and a `handler` that answers 204; served on Node by @hono/node-server',
+    preamble: `import { serve } from '@hono/node-server'
+import { tokenEndpoint, webhook } from '@hookguard/fetch'
+
+const handler = () => new Response(null, { status: 204 })
+`,
+    postamble: 'serve({ fetch: (request) => POST(request), port: Number(process.env.PORT) })\n',
+  },
+  'fastify-app': {
+    env: 'node',
+    description: 'a Fastify app `app` whose logger hides credentials, and a `handler` that answers 204',
+    preamble: `import { logSerializers, tokenEndpoint, webhook } from '@hookguard/fastify'
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
+
+const app = Fastify({ logger: { serializers: logSerializers } })
+const handler = async (_request: FastifyRequest, reply: FastifyReply) => reply.code(204).send()
+`,
+    postamble: 'app.listen({ port: Number(process.env.PORT) })\n',
+  },
   options: {
     env: 'node',
     description: "an adapter's `webhook` (Express here; the options are the same in every adapter) and the app's own lookups",

@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib'
-import { sign, type WebhookAuth, type WebhookErrorCode, type WebhookOptions } from '@hookguard/core'
+import { type StandardSchemaV1, sign, type WebhookAuth, type WebhookErrorCode, type WebhookOptions } from '@hookguard/core'
 import { sensitive } from '@hookguard/testkit/fetch'
 import type { Outgoing, Reply, Target } from '@hookguard/testkit/http'
 import fixtures from '@hookguard/testkit/signatures.json' with { type: 'json' }
@@ -43,6 +43,8 @@ export interface Expected {
   json?: Record<string, unknown>
   /** The answer came before the sender had sent the whole streamed body. */
   stoppedReading?: true
+  /** How many times the handler ran over the whole row: default 1 with `payload`, else 0. */
+  handled?: number
 }
 
 /** The clock every oauth2 app reads; reset to `START` before each case. */
@@ -793,7 +795,109 @@ const bodies: Group = {
   ],
 }
 
-export const groups: readonly Group[] = [secretMode, basicMode, oauthMode, tokenEndpoint, bodies]
+/**
+ * A Standard Schema written out by hand, as any validator (Zod, Valibot, ArkType…) implements it,
+ * so that the table stays free of a validator the runtime matrix would have to bundle: an event
+ * whose `data.id` is a number, handed on with the id as a string (an output that differs from the
+ * JSON, as a transforming schema's does).
+ */
+const eventSchema: StandardSchemaV1<unknown, { event: string; data: { id: string } }> = {
+  '~standard': {
+    version: 1,
+    vendor: 'conformance',
+    validate(value) {
+      const { event, data } = (value ?? {}) as { event?: unknown; data?: { id?: unknown } }
+      const issues = [
+        ...(typeof event === 'string' ? [] : [{ message: 'Expected a string', path: ['event'] }]),
+        ...(typeof data?.id === 'number'
+          ? []
+          : [{ message: `Expected a number, received ${JSON.stringify(data?.id)}`, path: ['data', { key: 'id' }] }]),
+      ]
+      return issues.length > 0 ? { issues } : { value: { event: event as string, data: { id: String(data?.id) } } }
+    },
+  },
+}
+
+const schemas: Group = {
+  name: 'the payload schema',
+  cases: [
+    {
+      name: "hands on the schema's output for a verified payload that matches",
+      options: () => ({ ...secretOptions(SECRET), schema: eventSchema }),
+      send: async (app) => app.send(post(EVENT, { [SIGNATURE]: await sign(EVENT, SECRET) })),
+      expect: { status: 200, payload: { event: 'customer.created', data: { id: '884211' } }, raw: EVENT },
+    },
+    {
+      name: 'answers 422 invalid_payload with the failing paths, and never the values, for a verified payload that does not match',
+      options: () => ({ ...secretOptions(SECRET), schema: eventSchema }),
+      send: async (app) => {
+        const body = '{"event":"customer.created","data":{"id":"secret-looking-884211"}}'
+        return app.send(post(body, { [SIGNATURE]: await sign(body, SECRET) }))
+      },
+      expect: { status: 422, error: 'invalid_payload', json: { paths: ['data.id'], message: matching(/^(?!.*secret-looking).*data\.id/) } },
+    },
+    {
+      name: 'authenticates before it validates: a payload that fails both is 401',
+      options: () => ({ ...basicOptions(), schema: eventSchema }),
+      send: request(post('{"data":{}}', { authorization: basicHeader('hook-user:wrong') })),
+      expect: { status: 401, error: 'invalid_credentials', headers: BASIC_CHALLENGE },
+    },
+  ],
+}
+
+const EVENT_PRETTY = JSON.stringify(JSON.parse(EVENT), null, 2)
+
+/** Sends `first`, then `second`, and hands back the answer to the second. */
+const twice =
+  (first: () => Promise<Outgoing>, second: () => Promise<Outgoing> = first) =>
+  async (app: Target) => {
+    const reply = await app.send(await first())
+    if (reply.status !== 200) throw new Error(`the first delivery was answered ${reply.status}: ${reply.text}`)
+    return app.send(await second())
+  }
+const signedEvent = (body: string) => async () => post(body, { [SIGNATURE]: await sign(EVENT, SECRET) })
+
+const dedupes: Group = {
+  name: 'each delivery once (dedupe)',
+  cases: [
+    {
+      name: 'answers a duplicate of a handled delivery 200 without running the handler again',
+      options: () => ({ ...secretOptions(SECRET), dedupe: {} }),
+      send: twice(signedEvent(EVENT)),
+      expect: { status: 200, json: { duplicate: true, fingerprint: matching(/^[0-9a-f]{64}$/) }, handled: 1 },
+    },
+    {
+      name: 'takes a whitespace variant of a handled delivery for the same delivery',
+      options: () => ({ ...secretOptions(SECRET), dedupe: {} }),
+      send: twice(signedEvent(EVENT), signedEvent(EVENT_PRETTY)),
+      expect: { status: 200, json: { duplicate: true }, handled: 1 },
+    },
+    {
+      name: 'runs the handler for a delivery that differs in a value',
+      options: () => ({ ...noneOptions(), dedupe: {} }),
+      send: twice(
+        async () => post(EVENT),
+        async () => post(EVENT.replace('884211', '884212')),
+      ),
+      expect: { ...delivered(EVENT.replace('884211', '884212')), handled: 2 },
+    },
+    {
+      name: 'answers 503 store_unavailable, and never runs the handler, when the store cannot be reached',
+      options: () => ({
+        ...secretOptions(SECRET),
+        dedupe: {
+          store: {
+            claim: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6379')),
+          },
+        },
+      }),
+      send: async (app) => app.send(await signedEvent(EVENT)()),
+      expect: { status: 503, error: 'store_unavailable', headers: { 'retry-after': '30' } },
+    },
+  ],
+}
+
+export const groups: readonly Group[] = [secretMode, basicMode, oauthMode, tokenEndpoint, bodies, schemas, dedupes]
 
 const LENGTH_LIMIT = 64
 const OVER_LENGTH_LIMIT = jsonOfSize(100)

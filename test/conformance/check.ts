@@ -12,7 +12,7 @@ export function check(reply: Reply, expected: Expected, seen: { mode: string; ha
   }
 
   if (expected.payload !== undefined) {
-    expect(seen.handled, 'the handler ran once').toBe(1)
+    expect(seen.handled, 'times the handler ran').toBe(expected.handled ?? 1)
     const received = JSON.parse(reply.text) as Received
     expect(received.mode).toBe(seen.mode)
     expect(received.payload).toEqual(expected.payload)
@@ -21,11 +21,13 @@ export function check(reply: Reply, expected: Expected, seen: { mode: string; ha
       expect(received.rawLength).toBe(Buffer.byteLength(expected.raw))
     }
   } else {
-    expect(seen.handled, 'the handler never ran').toBe(0)
+    expect(seen.handled, 'times the handler ran').toBe(expected.handled ?? 0)
   }
 
   if (expected.error !== undefined) {
-    expect(JSON.parse(reply.text)).toEqual({ error: expected.error, message: expect.any(String) })
+    // Only a schema's refusal says more: where the payload failed.
+    const paths = expected.error === 'invalid_payload' ? { paths: expect.any(Array) } : {}
+    expect(JSON.parse(reply.text)).toEqual({ error: expected.error, message: expect.any(String), ...paths })
     expect(reply.headers['content-type']).toMatch(/^application\/json/)
     expect(reply.headers['cache-control']).toBe('no-store')
     for (const secret of sensitive(seen.sent, SECRETS)) expect(reply.text).not.toContain(secret)

@@ -1,5 +1,5 @@
 import { beforeEach, describe, it } from 'vitest'
-import { factories } from '../support/apps.ts'
+import { factories, fastifyInject } from '../support/apps.ts'
 import { clock, groups, START } from './cases.ts'
 import { runRow } from './check.ts'
 
@@ -10,7 +10,7 @@ beforeEach(() => {
   clock.now = START
 })
 
-describe.each(factories)('$name', (factory) => {
+describe.each([...factories, fastifyInject])('$name', (factory) => {
   for (const group of groups) {
     describe(group.name, () => {
       for (const row of group.cases) {

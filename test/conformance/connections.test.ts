@@ -48,7 +48,17 @@ async function delivery(options: WebhookOptions): Promise<string> {
 /** `size` bytes of a JSON string that has not ended yet: a body still being sent. */
 const bodyStart = (size: number) => `"${'x'.repeat(size - 1)}`
 
-const serverFactories = factories.filter((factory) => factory.name !== 'Hono (app.request)')
+/**
+ * The server's own answer to a request Node's HTTP parser refused, where it is not Node's (no body,
+ * `Connection: close`): Fastify's `clientErrorHandler` writes a JSON body and closes the connection
+ * without announcing it. Either way the sender learns the connection is gone.
+ */
+const PARSER_REFUSALS: Record<string, { text: string; announcesClose: boolean }> = {
+  'Fastify 5': { text: '{"error":"Bad Request","message":"Client Error","statusCode":400}', announcesClose: false },
+}
+const NODE_REFUSAL = { text: '', announcesClose: true }
+
+const serverFactories = factories.filter((factory) => factory.inProcess !== true)
 
 let open: { app?: Served; connection?: Connection }[] = []
 afterEach(async () => {
@@ -230,8 +240,9 @@ describe.each(serverFactories)('$name', (factory) => {
         await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...lines]), bodyStart(64))
         const reply = await firstAnswer(connection)
         expect(reply.status).toBe(400)
-        expect(reply.text, "Node's own answer has no body, so it is not hookguard's").toBe('')
-        expect(announcesClose(reply), 'Connection: close announced').toBe(true)
+        const own = PARSER_REFUSALS[factory.name] ?? NODE_REFUSAL
+        expect(reply.text, "the server's own answer, not hookguard's").toBe(own.text)
+        expect(announcesClose(reply), 'Connection: close announced').toBe(own.announcesClose)
         expect(await connection.closed(), 'the server closed the connection').toBe(true)
 
         const next = await connect(app.port as number)

@@ -1,5 +1,6 @@
 import type { WebhookOptions } from '@hookguard/core'
 import * as forExpress from '@hookguard/express'
+import * as forFetch from '@hookguard/fetch'
 import * as forHono from '@hookguard/hono'
 import * as forKoa from '@hookguard/koa'
 import { describe, expect, it } from 'vitest'
@@ -29,6 +30,7 @@ describe.each([
   { packageName: '@hookguard/express', adapter: forExpress },
   { packageName: '@hookguard/koa', adapter: forKoa },
   { packageName: '@hookguard/hono', adapter: forHono },
+  { packageName: '@hookguard/fetch', adapter: forFetch },
 ])('$packageName', ({ packageName, adapter }) => {
   it('refuses a token address in a mode other than oauth2, naming itself', () => {
     expect(() => adapter.tokenEndpoint({ auth: { mode: 'secret', secret: 'whsec-demo-7c2e91' } })).toThrow(

@@ -1,12 +1,17 @@
+import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
 import { getRequestListener } from '@hono/node-server'
 import type { WebhookOptions } from '@hookguard/core'
 import * as forExpress from '@hookguard/express'
+import * as forFastify from '@hookguard/fastify'
 import * as forKoa from '@hookguard/koa'
-import { listen, sendToFetch, type Target } from '@hookguard/testkit/http'
+import { listen, type Outgoing, type Reply, sendTo, sendToFetch, type Target } from '@hookguard/testkit/http'
 import express5, { type ErrorRequestHandler } from 'express'
 import express4 from 'express4'
+import Fastify, { type FastifyInstance } from 'fastify'
 import Koa3 from 'koa'
 import Koa2 from 'koa2'
+import { fetchApp } from './fetch-app.ts'
 import { honoApp } from './hono-app.ts'
 
 /**
@@ -41,6 +46,8 @@ export interface AppFactory {
   /** The package the app's middleware comes from: setup mistakes are reported under its name. */
   packageName: string
   start(options: WebhookOptions, settings?: AppSettings): Promise<App>
+  /** Called in process, with no server: no socket, so the cases that need one leave it out. */
+  inProcess?: true
 }
 
 const decoder = new TextDecoder()
@@ -121,9 +128,96 @@ function koaFactory(name: string, KoaClass: typeof Koa3): AppFactory {
   }
 }
 
+/** The Fastify app under test: `/hooks` in a plugin of its own behind `webhook()`, `/token` beside it. */
+function fastifyApp(options: WebhookOptions, { passOn }: AppSettings = {}): { app: FastifyInstance; handled(): number } {
+  let handled = 0
+  // Passing on: Fastify's own logger (through process.stdout, where leak checks read) and its
+  // default error handler, with no serializers of the app's: hookguard's routes bring their own.
+  const logger = passOn === undefined ? false : { stream: { write: (line: string) => process.stdout.write(line) } }
+  const app = Fastify({ logger, forceCloseConnections: true })
+  if (options.auth.mode === 'oauth2') app.register(forFastify.tokenEndpoint(options), { prefix: '/token' })
+  app.register(async (hooks) => {
+    await hooks.register(forFastify.webhook(passOn === undefined ? options : { ...options, onError: 'throw' }))
+    hooks.post('/hooks', async (request) => {
+      handled++
+      const delivery = request.webhook
+      const received: Received = {
+        mode: delivery.mode,
+        payload: request.body,
+        rawLength: delivery.rawBody.byteLength,
+        rawText: decoder.decode(delivery.rawBody),
+      }
+      return received
+    })
+    if (passOn !== undefined) {
+      hooks.setErrorHandler((error) => {
+        passOn(error)
+        // To the parent's handler: Fastify's default one.
+        throw error
+      })
+    }
+  })
+  return { app, handled: () => handled }
+}
+
+const fastifyOnNode: AppFactory = {
+  name: 'Fastify 5',
+  packageName: '@hookguard/fastify',
+  async start(options, settings) {
+    const { app, handled } = fastifyApp(options, settings)
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = app.server.address() as AddressInfo
+    return { send: (request) => sendTo(port, request), close: () => app.close(), handled }
+  },
+}
+
+/**
+ * Through `app.inject()`, as Fastify apps are tested: no socket, so Node's HTTP parser never sees
+ * the request. For the conformance table and the Content-Length rows only, not in `factories`:
+ * the robustness catalogue's in-process rows describe a Fetch runtime, where a sender that goes
+ * away mid-body leaves the answer deliverable; in inject() it takes the answer with it.
+ */
+export const fastifyInject: AppFactory = {
+  name: 'Fastify 5 (inject)',
+  packageName: '@hookguard/fastify',
+  async start(options, settings) {
+    const { app, handled } = fastifyApp(options, settings)
+    await app.ready()
+    return { send: (request) => sendToInject(app, request), close: () => app.close(), handled }
+  },
+}
+
+async function sendToInject(app: FastifyInstance, { method = 'POST', path, headers = {}, body, stream }: Outgoing): Promise<Reply> {
+  let pulled = 0
+  // One chunk per read, so that a reader that stops early leaves the rest unsent.
+  const payload =
+    stream === undefined
+      ? body === undefined || typeof body === 'string'
+        ? body
+        : Buffer.from(body)
+      : new Readable({
+          highWaterMark: 0,
+          read() {
+            const chunk = stream[pulled]
+            if (chunk !== undefined) pulled++
+            this.push(chunk === undefined ? null : Buffer.from(chunk))
+          },
+        })
+  const res = await app.inject({ method: method as 'POST', url: path, headers, payload })
+  const replyHeaders: Record<string, string> = {}
+  for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) replyHeaders[name] = String(value)
+  return {
+    status: res.statusCode,
+    headers: replyHeaders,
+    text: res.body,
+    streamedAll: stream === undefined ? undefined : pulled === stream.length,
+  }
+}
+
 const honoInProcess: AppFactory = {
   name: 'Hono (app.request)',
   packageName: '@hookguard/hono',
+  inProcess: true,
   async start(options, settings) {
     const { app, handled } = honoApp(options, settings)
     return { send: (request) => sendToFetch(app.request, request), close: async () => {}, handled }
@@ -139,11 +233,35 @@ const honoOnNode: AppFactory = {
   },
 }
 
+const fetchInProcess: AppFactory = {
+  name: 'Fetch handler (in process)',
+  packageName: '@hookguard/fetch',
+  inProcess: true,
+  async start(options, settings) {
+    const { fetch, handled } = fetchApp(options, settings)
+    const request = (path: string, init: RequestInit) => fetch(new Request(new URL(path, 'http://localhost'), init))
+    return { send: (outgoing) => sendToFetch(request, outgoing), close: async () => {}, handled }
+  },
+}
+
+/** Served on Node through a real HTTP server, as `@hono/node-server` serves any fetch handler. */
+const fetchOnNode: AppFactory = {
+  name: 'Fetch handler (@hono/node-server)',
+  packageName: '@hookguard/fetch',
+  async start(options, settings) {
+    const { fetch, handled } = fetchApp(options, settings)
+    return { ...(await listen(getRequestListener(fetch))), handled }
+  },
+}
+
 export const factories: readonly AppFactory[] = [
   expressFactory('Express 4', express4),
   expressFactory('Express 5', express5),
   koaFactory('Koa 2', Koa2),
   koaFactory('Koa 3', Koa3),
+  fastifyOnNode,
   honoInProcess,
   honoOnNode,
+  fetchInProcess,
+  fetchOnNode,
 ]

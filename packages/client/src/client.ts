@@ -18,7 +18,10 @@ export interface ClientOptions {
   appSecret: string
   /** The fetch to call; default the platform's `globalThis.fetch`. */
   fetch?: Fetch
-  /** Where the token is kept; default in memory, per client. */
+  /**
+   * Where the token is kept; default in memory, per client. A store shared between processes
+   * (`redisTokenStore` from `@hookguard/redis`) gives them one token, refreshed by one of them.
+   */
   tokenStore?: TokenStore
   /** Seconds before expiry at which to fetch the next token; default 300 (capped at half the token's life). */
   refreshAhead?: number
@@ -69,7 +72,8 @@ export interface Client {
  *
  * - `baseUrl`, `appId`, `appSecret`: required.
  * - `fetch`: default `globalThis.fetch`.
- * - `tokenStore`: default in memory; share one between processes to share the token.
+ * - `tokenStore`: default in memory; share one between processes to share the token (with
+ *   `lock` and `invalidate`, one process refreshes it and a refused token is dropped for all).
  * - `refreshAhead`: seconds, default 300.
  * - `clock`: ms since the epoch, default `Date.now`.
  *
@@ -176,6 +180,10 @@ function checkOptions(options: ClientOptions): void {
   if (fetch !== undefined && typeof fetch !== 'function') fail('fetch must be a function')
   if (tokenStore !== undefined && (typeof tokenStore?.get !== 'function' || typeof tokenStore?.set !== 'function')) {
     fail('tokenStore must have get() and set(token) methods')
+  }
+  for (const method of ['lock', 'invalidate'] as const) {
+    if (tokenStore?.[method] !== undefined && typeof tokenStore[method] !== 'function')
+      fail(`tokenStore.${method}, when given, must be a function`)
   }
   if (refreshAhead !== undefined && (typeof refreshAhead !== 'number' || !Number.isFinite(refreshAhead) || refreshAhead < 0)) {
     fail('refreshAhead must be a number of seconds, 0 or more')

@@ -13,13 +13,29 @@ export interface StoredToken {
   issuedAt?: number
 }
 
+/** Gives a lock back. Failing to is harmless: the lock expires on its own. */
+export type ReleaseLock = () => void | Promise<void>
+
 /**
  * Where the client keeps its token. Share one between processes (Redis, a database row) so they
- * use one token between them instead of each fetching its own. Either method may be async.
+ * use one token between them instead of each fetching its own. Every method may be async.
+ *
+ * A shared store should also implement `lock` and `invalidate` (`redisTokenStore` from
+ * `@hookguard/redis` does): then only one process fetches a new token while the others wait for
+ * it, and a token the service refuses is dropped for every process at once.
  */
 export interface TokenStore {
   get(): StoredToken | undefined | Promise<StoredToken | undefined>
   set(token: StoredToken): void | Promise<void>
+  /**
+   * Takes the refresh lock, if no one holds it: resolves a function that releases it, or
+   * `undefined` when another process holds it. The lock must expire by itself after a while (a
+   * few seconds: longer than a token request takes), so a process that crashes holding it does
+   * not stop the others from refreshing.
+   */
+  lock?(): Promise<ReleaseLock | undefined>
+  /** Forgets the stored token, but only if it is still `accessToken`: the service has just refused it with a 401. */
+  invalidate?(accessToken: string): void | Promise<void>
 }
 
 export interface TokenManagerOptions {
@@ -34,19 +50,51 @@ export interface TokenManagerOptions {
   context: RequestContext
 }
 
-export function memoryTokenStore(): TokenStore {
+/** How long a lock of the in-memory store lasts by default; see `TokenStore.lock`. */
+const MEMORY_LOCK_TTL = 10_000
+/**
+ * How long a process waits for another one's refresh before it fetches a token itself. Longer
+ * than a store's lock lasts (10 s by default), so a crashed holder's lock expires within it and
+ * one of the waiters takes over.
+ */
+export const LOCK_WAIT_MS = 15_000
+/** How often a waiting process looks in the store for the new token. */
+const LOCK_POLL_MS = 50
+
+/**
+ * The default store: one token in memory. Shared between clients of one process, it behaves like
+ * a shared store, lock and invalidation included.
+ */
+export function memoryTokenStore({ lockTtl = MEMORY_LOCK_TTL }: { lockTtl?: number } = {}): TokenStore {
   let token: StoredToken | undefined
+  // The lock is about real time (how long a refresh may take), not the client's token clock.
+  let lockedUntil = 0
+  let holder = 0
   return {
     get: () => token,
     set: (next) => {
       token = next
+    },
+    lock: async () => {
+      const now = Date.now()
+      if (now < lockedUntil) return undefined
+      lockedUntil = now + lockTtl
+      const mine = ++holder
+      return () => {
+        if (holder === mine) lockedUntil = 0
+      }
+    },
+    invalidate: (accessToken) => {
+      if (token?.accessToken === accessToken) token = undefined
     },
   }
 }
 
 /**
  * Keeps one access token fresh. Every caller that finds it missing or due joins the same token
- * request (single flight), so a burst of calls at startup or at expiry costs one request.
+ * request (single flight), so a burst of calls at startup or at expiry costs one request. With a
+ * store that has `lock`, that holds across processes too: one fetches, the others wait for its
+ * token.
  */
 export class TokenManager {
   readonly #options: TokenManagerOptions
@@ -65,26 +113,38 @@ export class TokenManager {
 
   /** A token other than `rejected`, which the service has just refused with a 401. */
   async renew(rejected: string): Promise<string> {
+    // Dropped for every process sharing the store, not only this one.
+    await this.#options.store.invalidate?.(rejected)
     return (await this.#current(rejected)).accessToken
   }
 
   async #current(rejected: string | undefined): Promise<StoredToken> {
     const stored = validToken(await this.#options.store.get())
     // Another process (through a shared store) or another caller may have replaced the token already.
-    const usable = [stored, this.#latest].find((token) => token !== undefined && token.accessToken !== rejected && this.#fresh(token))
+    const usable = this.#candidates(stored).find((token) => token.accessToken !== rejected && this.#fresh(token))
     if (usable !== undefined) return usable
     try {
-      return await this.#refresh()
+      let token = await this.#refresh(rejected)
+      // Joined a refresh that another caller started before this token was refused.
+      if (token.accessToken === rejected) token = await this.#refresh(rejected)
+      return token
     } catch (error) {
       // Refreshing ahead is a margin, not a deadline: while the token endpoint fails, a token that
       // has not actually expired still serves.
       const now = this.#options.clock()
-      const fallback = [stored, this.#latest].find(
-        (token) => token !== undefined && token.accessToken !== rejected && now < token.expiresAt,
-      )
+      const fallback = this.#candidates(stored).find((token) => token.accessToken !== rejected && now < token.expiresAt)
       if (fallback !== undefined) return fallback
       throw error
     }
+  }
+
+  /**
+   * The tokens worth trying. A store that can invalidate is the only truth: this process's last
+   * token may have been refused by another process and dropped from the store.
+   */
+  #candidates(stored: StoredToken | undefined): StoredToken[] {
+    const found = this.#options.store.invalidate === undefined ? [stored, this.#latest] : [stored]
+    return found.filter((token): token is StoredToken => token !== undefined)
   }
 
   #fresh({ expiresAt, issuedAt }: StoredToken): boolean {
@@ -95,11 +155,41 @@ export class TokenManager {
     return clock() < expiresAt - margin
   }
 
-  #refresh(): Promise<StoredToken> {
-    this.#inflight ??= this.#obtain().finally(() => {
+  #refresh(rejected: string | undefined): Promise<StoredToken> {
+    this.#inflight ??= this.#locked(rejected).finally(() => {
       this.#inflight = undefined
     })
     return this.#inflight
+  }
+
+  /** With a store that locks: fetch under the lock, or wait for the process that holds it. */
+  async #locked(rejected: string | undefined): Promise<StoredToken> {
+    const { store } = this.#options
+    if (store.lock === undefined) return this.#obtain()
+    const usable = async () => {
+      const token = validToken(await store.get())
+      return token !== undefined && token.accessToken !== rejected && this.#fresh(token) ? token : undefined
+    }
+    const deadline = Date.now() + LOCK_WAIT_MS
+    for (;;) {
+      const release = await store.lock()
+      if (release !== undefined) {
+        try {
+          // The holder before us may have stored a token between our read and our lock.
+          return (await usable()) ?? (await this.#obtain())
+        } finally {
+          // A lock that cannot be given back expires by itself.
+          await Promise.resolve()
+            .then(release)
+            .catch(() => {})
+        }
+      }
+      // The holder may have crashed or be slow: after a bound, fetch without the lock rather than fail.
+      if (Date.now() >= deadline) return this.#obtain()
+      await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS))
+      const token = await usable()
+      if (token !== undefined) return token
+    }
   }
 
   async #obtain(): Promise<StoredToken> {

@@ -33,6 +33,11 @@ describe('createClient options', () => {
       ['no appSecret', { ...valid, appSecret: undefined }],
       ['a fetch that is not a function', { ...valid, fetch: 'fetch' }],
       ['a tokenStore without set', { ...valid, tokenStore: { get: () => undefined } }],
+      ['a tokenStore whose lock is not a function', { ...valid, tokenStore: { get: () => undefined, set: () => {}, lock: true } }],
+      [
+        'a tokenStore whose invalidate is not a function',
+        { ...valid, tokenStore: { get: () => undefined, set: () => {}, invalidate: 'yes' } },
+      ],
       ['a negative refreshAhead', { ...valid, refreshAhead: -1 }],
       ['a refreshAhead that is not a number', { ...valid, refreshAhead: '300' }],
       ['a clock that is not a function', { ...valid, clock: 0 }],

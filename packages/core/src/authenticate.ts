@@ -4,20 +4,24 @@ import { formPayload, isFormUrlEncoded, parseForm } from './form.ts'
 import { foundSecrets, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
 import type { WebhookRequest } from './request.ts'
 import { SecretDigest } from './secret-digest.ts'
-import { type VerifySignatureOptions, verifySignature } from './signature.ts'
+import { matchSignature, type SignatureMatch, signatureHint, type VerifySignatureOptions } from './signature.ts'
 import type { TokenKeys } from './token-keys.ts'
 
 /** Reads the raw body once, within the size limit; later calls return the same bytes. */
 export type ReadBody = () => Promise<Uint8Array>
 
-/**
- * What authentication learned. A token sent as a form field makes the form the payload, so the
- * authenticator hands the parsed form back instead of leaving the body to the JSON parser.
- */
-export type Authenticated = { payload: unknown } | undefined
+/** What authentication learned, beyond "genuine". */
+export interface Authenticated {
+  /**
+   * A token sent as a form field makes the form the payload, so the authenticator hands the
+   * parsed form back instead of leaving the body to the JSON parser.
+   */
+  form?: { payload: unknown }
+  /** Mode `secret`: which text the signature covered. */
+  signature?: SignatureMatch
+}
 
-/** Synchronous where nothing needs waiting for (mode `none`), so the receiver awaits only when it must. */
-export type Authenticator = (req: WebhookRequest, readBody: ReadBody) => Authenticated | Promise<Authenticated>
+export type Authenticator = (req: WebhookRequest, readBody: ReadBody) => Promise<Authenticated>
 
 /**
  * Builds the check for the configured mode. Throws `WebhookError` when a request fails it.
@@ -34,9 +38,11 @@ export function createAuthenticator(settings: Settings, tokens: TokenKeys | unde
       // The receiver builds token keys for exactly this mode.
       return oauth2Authenticator(tokens as TokenKeys, settings.clock)
     case 'none':
-      return () => undefined
+      return async () => NOTHING_LEARNED
   }
 }
+
+const NOTHING_LEARNED: Authenticated = {}
 
 async function resolve<T>(value: Resolvable<T>, req: WebhookRequest): Promise<T> {
   return typeof value === 'function' ? (value as (req: WebhookRequest) => T | Promise<T>)(req) : value
@@ -57,11 +63,14 @@ function secretAuthenticator(
     const secrets = fixed ?? foundSecrets(await resolve(secret, req), fail)
     // No secret for this request (an unknown tenant) is answered like a wrong signature, so the
     // answer does not tell which tenants exist.
-    if (secrets.length === 0 || !(await verifySignature(await readBody(), header, secrets, candidates))) {
+    const body = await readBody()
+    const match = secrets.length === 0 ? undefined : await matchSignature(body, header, secrets, candidates)
+    if (match === undefined) {
+      const hint = secrets.length === 0 ? undefined : signatureHint(header, secrets, body)
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
-      throw new WebhookError('invalid_signature', `The ${signatureHeader} header does not match the body.`)
+      throw new WebhookError('invalid_signature', `The ${signatureHeader} header does not match the body.`, { hint })
     }
-    return undefined
+    return { signature: match }
   }
 }
 
@@ -94,7 +103,7 @@ function basicAuthenticator(auth: BasicAuth, realm: string): Authenticator {
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       throw new WebhookError('invalid_credentials', 'The Basic credentials are not valid.', { headers })
     }
-    return undefined
+    return NOTHING_LEARNED
   }
 }
 
@@ -103,12 +112,12 @@ const BEARER = /^bearer[ ]+(\S+)\s*$/i
 function oauth2Authenticator(keys: TokenKeys, clock: () => number): Authenticator {
   return async (req, readBody) => {
     let token = req.url.searchParams.get('access_token') ?? req.header('authorization')?.match(BEARER)?.[1] ?? null
-    let authenticated: Authenticated
+    let authenticated = NOTHING_LEARNED
     if (token === null && isFormUrlEncoded(req)) {
       const form = parseForm(await readBody())
       token = form.get('access_token')
       form.delete('access_token')
-      authenticated = { payload: formPayload(form) }
+      authenticated = { form: { payload: formPayload(form) } }
     }
     if (token === null || token === '') {
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned

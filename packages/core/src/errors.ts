@@ -1,3 +1,5 @@
+import type { SignatureHint } from './signature.ts'
+
 /** Every `error` code a receiver answers with, and its HTTP status. */
 export const ERROR_STATUS = {
   missing_signature: 401,
@@ -11,6 +13,9 @@ export const ERROR_STATUS = {
   invalid_body: 400,
   invalid_json: 400,
   raw_body_unavailable: 500,
+  invalid_payload: 422,
+  duplicate_in_progress: 409,
+  store_unavailable: 503,
   invalid_request: 400,
   unsupported_grant_type: 400,
   invalid_client: 401,
@@ -22,6 +27,10 @@ export type WebhookErrorCode = keyof typeof ERROR_STATUS
 export interface WebhookErrorInit {
   /** Headers the answer must carry, such as `WWW-Authenticate`. */
   headers?: Record<string, string>
+  /** For `invalid_payload`: where the payload failed its schema (never what it held). */
+  paths?: readonly string[] | undefined
+  /** For `invalid_signature`: the likeliest reason, for the receiver's owner (events), never the answer. */
+  hint?: SignatureHint | undefined
   cause?: unknown
 }
 
@@ -37,6 +46,10 @@ export class WebhookError extends Error {
   readonly code: WebhookErrorCode
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
+  /** For `invalid_payload`: where the payload failed its schema, such as `customer.mobile` (never what it held). */
+  readonly paths?: readonly string[]
+  /** For `invalid_signature`: the likeliest reason (header not hex, wrong length…), never sent in the answer. */
+  readonly hint?: SignatureHint
   /** Safe to show the client: the message was written for it. */
   readonly expose = true
 
@@ -47,6 +60,8 @@ export class WebhookError extends Error {
     // no-store rides on the error itself, so a framework's own error handler (onError 'next' or
     // 'throw') answers with it too.
     this.headers = { 'cache-control': 'no-store', ...init.headers }
+    if (init.paths !== undefined) this.paths = init.paths
+    if (init.hint !== undefined) this.hint = init.hint
   }
 
   get statusCode(): number {

@@ -2,13 +2,28 @@
 // (@hookguard/express, /koa, /hono); this entry is for checking a signature by hand or building a
 // receiver on another platform. Adapter building blocks are in @hookguard/core/adapter, Node
 // request helpers in @hookguard/core/node.
+
+export type { DedupeOptions } from './dedupe.ts'
+export { DEFAULT_DEDUPE_TTL, DEFAULT_PROCESSING_TTL } from './dedupe.ts'
+export type { Claim, ClaimResult, DedupeStore, MemoryDedupeStoreOptions } from './dedupe-store.ts'
+export { DEFAULT_DEDUPE_MAX_ENTRIES, memoryDedupeStore } from './dedupe-store.ts'
 export type { WebhookErrorCode, WebhookErrorInit } from './errors.ts'
 export { ERROR_STATUS, WebhookError } from './errors.ts'
+export type {
+  DuplicateEvent,
+  RejectedEvent,
+  TokenIssuedEvent,
+  TokenRefusedEvent,
+  VerifiedEvent,
+  WebhookEvent,
+} from './events.ts'
+export { EVENT_CHANNELS } from './events.ts'
 export type { Resolvable, SecretLookup, WebhookAuth, WebhookMode, WebhookOptions } from './options.ts'
 export { DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_DEPTH, DEFAULT_SIGNATURE_HEADER, DEFAULT_TOKEN_TTL } from './options.ts'
 export type { Receiver, ReceiverSetup, VerifyResult, WebhookDelivery } from './receiver.ts'
 export { createReceiver } from './receiver.ts'
 export type { BodySource, HeaderSource, IncomingRequest, WebhookRequest } from './request.ts'
 export type { WebhookResponse } from './response.ts'
-export type { VerifySignatureOptions } from './signature.ts'
+export type { CanonicalForm, SignatureHint, VerifySignatureOptions } from './signature.ts'
 export { sign, verifySignature } from './signature.ts'
+export type { StandardSchemaV1 } from './standard-schema.ts'

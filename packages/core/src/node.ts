@@ -3,7 +3,7 @@
  * Node `IncomingMessage`, written once: its headers as the core reads them best, and its body
  * read within a limit. Framework-free; no verification here.
  */
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { declaredBodyLength } from './body.ts'
 import { payloadTooLarge, rawBodyUnavailable, WebhookError } from './errors.ts'
 import type { HeaderSource } from './request.ts'
@@ -75,4 +75,22 @@ export function readNodeBody(req: IncomingMessage, limit: number, howToMount: st
 
 function incomplete(): WebhookError {
   return new WebhookError('invalid_body', 'The request body could not be read in full.')
+}
+
+/**
+ * With `dedupe`: settles a delivery's claim once its answer is sent, as handled when the app
+ * answered below 400, and released (so the service's retry runs) when it answered an error or the
+ * connection closed before the answer was complete.
+ */
+export function settleWhenAnswered(res: ServerResponse, settle: (handled: boolean) => Promise<void>): void {
+  const finished = () => {
+    res.off('close', closed)
+    void settle(res.statusCode < 400)
+  }
+  const closed = () => {
+    res.off('finish', finished)
+    void settle(false)
+  }
+  res.once('finish', finished)
+  res.once('close', closed)
 }

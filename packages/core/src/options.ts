@@ -1,4 +1,7 @@
+import type { DedupeOptions } from './dedupe.ts'
+import type { EventListener, WebhookEvent } from './events.ts'
 import type { WebhookRequest } from './request.ts'
+import type { StandardSchemaV1 } from './standard-schema.ts'
 
 /** A value, or a function of the request that finds it (per-tenant lookups). */
 export type Resolvable<T> = T | ((req: WebhookRequest) => T | Promise<T>)
@@ -41,7 +44,7 @@ export type WebhookMode = WebhookAuth['mode']
 /** What a per-tenant secret lookup may find: a secret, several, or none for an unknown tenant. */
 export type SecretLookup = string | readonly string[] | null | undefined
 
-export interface WebhookOptions {
+export interface WebhookOptions<Payload = unknown> {
   auth: WebhookAuth
   /** Largest body accepted, in bytes; default 1 MiB. */
   maxBodySize?: number
@@ -49,6 +52,26 @@ export interface WebhookOptions {
   maxDepth?: number
   /** Header carrying the signature in mode `secret`; default `X-Service-Hmac-Signature`. */
   signatureHeader?: string
+  /**
+   * What the payload must be, as any Standard Schema (Zod, Valibot, ArkType…), checked after
+   * authentication and parsing: a payload that fails it is answered 422 `invalid_payload` with the
+   * failing paths (never the values), and the delivery's payload is the schema's output.
+   */
+  schema?: StandardSchemaV1<unknown, Payload>
+  /**
+   * Told of every verdict: `verified`, `rejected` (with its code), `duplicate`, `token_issued`,
+   * `token_refused`. Events carry codes, modes, sizes, durations and fingerprints, never a secret,
+   * a token, a query string or a body. A listener that throws never changes the answer. On Node
+   * the same events go to the `hookguard:<type>` diagnostics channels.
+   */
+  onEvent?: (event: WebhookEvent) => void
+  /**
+   * Process each delivery once: its fingerprint is claimed before the handler runs. A duplicate
+   * while the first is handled gets 409 `duplicate_in_progress` with `Retry-After`; one after it
+   * succeeded is answered without running the handler; a handler that fails releases the claim.
+   * Opt-in; `{}` uses a bounded in-memory store (one process only).
+   */
+  dedupe?: DedupeOptions
   /** Milliseconds since the epoch, for token issue and expiry; default `Date.now`. For tests. */
   clock?: () => number
 }
@@ -71,6 +94,10 @@ export interface Settings {
   maxDepth: number
   signatureHeader: string
   clock: () => number
+  /** Validates an authenticated payload; absent when no schema was given. */
+  schema: StandardSchemaV1 | undefined
+  onEvent: EventListener | undefined
+  dedupe: DedupeOptions | undefined
   /** Reports a mistake found later (a resolver's answer) under the package the user called. */
   fail: Fail
 }
@@ -173,9 +200,17 @@ export function checkOptions(options: WebhookOptions, packageName = '@hookguard/
     maxDepth = DEFAULT_MAX_DEPTH,
     signatureHeader = DEFAULT_SIGNATURE_HEADER,
     clock = Date.now,
+    schema,
+    onEvent,
+    dedupe,
   } = options
   if (!isNonEmptyString(signatureHeader)) fail('signatureHeader must be a non-empty string')
   if (typeof clock !== 'function') fail('clock must be a function returning milliseconds')
+  if (onEvent !== undefined && typeof onEvent !== 'function') fail('onEvent must be a function')
+  if (dedupe !== undefined) checkDedupe(dedupe, fail)
+  if (schema !== undefined && typeof schema?.['~standard']?.validate !== 'function') {
+    fail('schema must be a Standard Schema (Zod, Valibot, ArkType…): an object with a ~standard.validate function')
+  }
   const checked = checkAuth(auth, fail)
   return {
     auth: checked,
@@ -185,6 +220,9 @@ export function checkOptions(options: WebhookOptions, packageName = '@hookguard/
     maxDepth: checkPositiveInteger(maxDepth, 'maxDepth', fail),
     signatureHeader,
     clock,
+    schema,
+    onEvent,
+    dedupe,
     fail,
   }
 }
@@ -198,4 +236,15 @@ export function checkOnError<const PassOn extends string>(packageName: string, o
   if (onError === undefined || onError === 'respond') return 'respond'
   if (onError === passOn) return passOn
   return failingAs(packageName)(`onError must be 'respond' or '${passOn}'`)
+}
+
+function checkDedupe(dedupe: DedupeOptions, fail: Fail): void {
+  if (typeof dedupe !== 'object' || dedupe === null) fail('dedupe must be an object: {} for the in-memory store, or { store, ttl }')
+  const { store, ttl, processingTtl, duplicateStatus } = dedupe
+  if (store !== undefined && typeof store?.claim !== 'function') fail('dedupe.store must have a claim(key, ttlMs) method')
+  if (ttl !== undefined) checkPositiveInteger(ttl, 'dedupe.ttl', fail)
+  if (processingTtl !== undefined) checkPositiveInteger(processingTtl, 'dedupe.processingTtl', fail)
+  if (duplicateStatus !== undefined && !(Number.isInteger(duplicateStatus) && duplicateStatus >= 200 && duplicateStatus < 300)) {
+    fail('dedupe.duplicateStatus must be a 2xx status, so that the service stops retrying')
+  }
 }

@@ -1,11 +1,15 @@
 import { createAuthenticator } from './authenticate.ts'
 import { declaredBodyLength, readLimited } from './body.ts'
 import { utf8 } from './bytes.ts'
+import { createDedupe, noDedupe } from './dedupe.ts'
 import { payloadTooLarge, WebhookError } from './errors.ts'
+import { createEmitter } from './events.ts'
+import { deferredFingerprint, fingerprintOf } from './fingerprint.ts'
 import { parseJson } from './json.ts'
 import { checkOptions, type Settings, type WebhookMode, type WebhookOptions } from './options.ts'
 import { type BodySource, type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
 import { errorResponse, type WebhookResponse } from './response.ts'
+import { validatePayload } from './standard-schema.ts'
 import { createTokenIssuer, tokenErrorResponse } from './token-endpoint.ts'
 import { TokenKeys } from './token-keys.ts'
 
@@ -15,21 +19,36 @@ import { TokenKeys } from './token-keys.ts'
  */
 export interface WebhookDelivery<Payload = unknown, RawBody extends Uint8Array = Uint8Array> {
   mode: WebhookMode
-  /** The parsed JSON body (the form's fields, for a token sent as a form field). */
+  /** The parsed JSON body (the form's fields, for a token sent as a form field); the schema's output with `schema`. */
   payload: Payload
   /** The bytes received. */
   rawBody: RawBody
+  /**
+   * SHA-256 (hex) of the text the signature covers: the body with Java's whitespace removed (or the
+   * compatibility form that matched), in every mode. The same for every whitespace variant of one
+   * delivery, so it is the key for a unique constraint of your own: the service sends no delivery id.
+   */
+  fingerprint: string
 }
 
-export type VerifyResult = { ok: true; delivery: WebhookDelivery } | { ok: false; error: WebhookError; response: WebhookResponse }
+/**
+ * A verified delivery, with `settle` (only with `dedupe`) for the adapter to call once the handler
+ * has finished: `true` when it succeeded, which remembers the delivery; `false` releases it for the
+ * service's retry. Or the answer to send: a refusal with its `error`, or, with no error, a
+ * duplicate of a delivery already handled, answered without running the handler.
+ */
+export type VerifyResult<Payload = unknown> =
+  | { ok: true; delivery: WebhookDelivery<Payload>; settle?: (handled: boolean) => Promise<void> }
+  | { ok: false; error: WebhookError; response: WebhookResponse }
+  | { ok: false; error?: undefined; response: WebhookResponse }
 
-export interface Receiver {
+export interface Receiver<Payload = unknown> {
   readonly mode: WebhookMode
   /**
    * The message receiving address. Resolves a verified delivery or the answer to send; rejects
    * only when the application's own code (a resolver or a Basic `verify`) throws.
    */
-  verify(request: IncomingRequest): Promise<VerifyResult>
+  verify(request: IncomingRequest): Promise<VerifyResult<Payload>>
   /** The token acquisition address (mode `oauth2`): always resolves the answer to send. */
   token(request: IncomingRequest): Promise<WebhookResponse>
 }
@@ -54,12 +73,14 @@ export interface ReceiverSetup {
  * const result = await receiver.verify(request) // a Fetch Request, or { method, url, headers, body }
  * if (!result.ok) return new Response(result.response.body, result.response)
  */
-export function createReceiver(
-  options: WebhookOptions,
+export function createReceiver<Payload = unknown>(
+  options: WebhookOptions<Payload>,
   { role = 'webhook', packageName = '@hookguard/core' }: ReceiverSetup = {},
-): Receiver {
+): Receiver<Payload> {
   const settings = checkOptions(options, packageName)
-  const { auth, maxDepth } = settings
+  const { auth, maxDepth, schema } = settings
+  const events = createEmitter(settings.onEvent, packageName)
+  const dedupe = settings.dedupe === undefined ? noDedupe : createDedupe(settings.dedupe, packageName)
   // Stryker disable next-line StringLiteral: message text only — the setup TypeError is pinned
   if (role === 'token' && auth.mode !== 'oauth2') settings.fail(`a token endpoint needs auth.mode 'oauth2', not '${auth.mode}'`)
   // One set of token keys for both addresses: derived once, with the slow KDF, at setup.
@@ -71,16 +92,16 @@ export function createReceiver(
     mode: auth.mode,
 
     async verify(incoming) {
+      const started = performance.now()
       const req = toWebhookRequest(incoming)
       const readBody = bodyReader(incoming, req, settings)
       try {
         // Authentication always comes first: a body that fails it is never parsed or handed on.
-        const pending = authenticate(req, readBody)
-        const authenticated = pending instanceof Promise ? await pending : pending
+        const { form, signature } = await authenticate(req, readBody)
         const rawBody = await readBody()
         let payload: unknown
-        if (authenticated !== undefined) {
-          payload = authenticated.payload
+        if (form !== undefined) {
+          payload = form.payload
         } else {
           const parsed = parseJson(rawBody, maxDepth)
           if (parsed === undefined) {
@@ -89,10 +110,55 @@ export function createReceiver(
           }
           payload = parsed.value
         }
-        return { ok: true, delivery: { mode: auth.mode, payload, rawBody } }
+        // Typed by the schema when there is one; otherwise `Payload` is the caller's own claim.
+        if (schema !== undefined) payload = await validatePayload(schema, payload)
+        const mode = auth.mode
+        const deferred = settings.dedupe === undefined && !events.wanted('verified') ? deferredFingerprint(rawBody, signature) : undefined
+        if (deferred !== undefined)
+          return { ok: true, delivery: withDeferredFingerprint({ mode, payload: payload as Payload, rawBody }, deferred) }
+        const fingerprint = await fingerprintOf(rawBody, signature)
+        const verdict = await dedupe(fingerprint)
+        if (verdict.kind !== 'claimed') {
+          if (events.wanted('duplicate')) {
+            const state = verdict.kind
+            events.emit({ type: 'duplicate', mode: auth.mode, fingerprint, state, durationMs: performance.now() - started })
+          }
+          return verdict.kind === 'done'
+            ? { ok: false, response: verdict.response }
+            : { ok: false, error: verdict.error, response: errorResponse(verdict.error) }
+        }
+        if (events.wanted('verified')) {
+          const durationMs = performance.now() - started
+          events.emit({
+            type: 'verified',
+            mode: auth.mode,
+            ...(signature && { form: signature.form }),
+            fingerprint,
+            bodyBytes: rawBody.byteLength,
+            durationMs,
+          })
+        }
+        return {
+          ok: true,
+          delivery: { mode: auth.mode, payload: payload as Payload, rawBody, fingerprint },
+          ...(verdict.settle && { settle: verdict.settle }),
+        }
       } catch (error) {
         if (!(error instanceof WebhookError)) throw error
-        const refusal = await afterRefusal(error, readBody)
+        const { refusal, bodyBytes } = await afterRefusal(error, readBody)
+        if (events.wanted('rejected')) {
+          const { code, status, hint } = refusal
+          const durationMs = performance.now() - started
+          events.emit({
+            type: 'rejected',
+            mode: auth.mode,
+            code,
+            status,
+            ...(bodyBytes !== undefined && { bodyBytes }),
+            ...(hint && { hint }),
+            durationMs,
+          })
+        }
         return { ok: false, error: refusal, response: errorResponse(refusal) }
       }
     },
@@ -101,16 +167,39 @@ export function createReceiver(
       if (issue === undefined) {
         return tokenErrorResponse(new WebhookError('method_not_allowed', 'This address issues no tokens.'))
       }
+      const started = performance.now()
       const req = toWebhookRequest(incoming)
       const readBody = bodyReader(incoming, req, settings)
       try {
-        return await issue(req, readBody)
+        const answer = await issue(req, readBody)
+        if (events.wanted('token_issued')) {
+          events.emit({
+            type: 'token_issued',
+            mode: auth.mode,
+            expiresIn: (tokens as TokenKeys).ttl,
+            durationMs: performance.now() - started,
+          })
+        }
+        return answer
       } catch (error) {
         if (!(error instanceof WebhookError)) throw error
-        return tokenErrorResponse(await afterRefusal(error, readBody))
+        const { refusal } = await afterRefusal(error, readBody)
+        if (events.wanted('token_refused')) {
+          const { code, status } = refusal
+          events.emit({ type: 'token_refused', mode: auth.mode, code, status, durationMs: performance.now() - started })
+        }
+        return tokenErrorResponse(refusal)
       }
     },
   }
+}
+
+/** A delivery whose fingerprint is hashed when first read (see `deferredFingerprint`). */
+function withDeferredFingerprint<Payload>(
+  delivery: Omit<WebhookDelivery<Payload>, 'fingerprint'>,
+  fingerprint: () => string,
+): WebhookDelivery<Payload> {
+  return Object.defineProperty(delivery, 'fingerprint', { get: fingerprint, enumerable: true }) as WebhookDelivery<Payload>
 }
 
 /**
@@ -159,14 +248,17 @@ function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySiz
  * short, a length that cannot be trusted) the answer says `Connection: close`, which Node and the
  * adapters' servers honour by closing once it is sent.
  */
-async function afterRefusal(error: WebhookError, readBody: () => Promise<Uint8Array>): Promise<WebhookError> {
-  const drained = await readBody().then(
-    () => true,
-    // Stryker disable next-line ArrowFunction: equivalent — undefined is as falsy as false for `if (drained)`
-    () => false,
+async function afterRefusal(
+  error: WebhookError,
+  readBody: () => Promise<Uint8Array>,
+): Promise<{ refusal: WebhookError; bodyBytes: number | undefined }> {
+  const bodyBytes = await readBody().then(
+    (body) => body.byteLength,
+    () => undefined,
   )
-  if (drained) return error
-  return new WebhookError(error.code, error.message, { headers: { ...error.headers, connection: 'close' }, cause: error.cause })
+  if (bodyBytes !== undefined) return { refusal: error, bodyBytes }
+  const { code, message, headers, paths, hint, cause } = error
+  return { refusal: new WebhookError(code, message, { headers: { ...headers, connection: 'close' }, paths, hint, cause }), bodyBytes }
 }
 
 function readSource(body: BodySource, limit: number): Promise<Uint8Array> | Uint8Array {

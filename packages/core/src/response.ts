@@ -19,5 +19,9 @@ export function jsonResponse(status: number, value: unknown, headers: Record<str
 }
 
 export function errorResponse(error: WebhookError): WebhookResponse {
-  return jsonResponse(error.status, { error: error.code, message: error.message }, error.headers)
+  const body =
+    error.paths === undefined
+      ? { error: error.code, message: error.message }
+      : { error: error.code, message: error.message, paths: error.paths }
+  return jsonResponse(error.status, body, error.headers)
 }

@@ -1,5 +1,5 @@
 import { backend } from '#crypto'
-import { fromHex, toBytes, toHex } from './bytes.ts'
+import { containsAnyByte, fromHex, toBytes, toHex } from './bytes.ts'
 import { gsonCandidate, stripUnicodeWhitespace } from './canonical.ts'
 import { timingSafeEqual } from './constant-time.ts'
 import { keyFor } from './hmac-keys.ts'
@@ -47,8 +47,24 @@ export async function verifySignature(
   body: string | Uint8Array,
   header: string | null | undefined,
   secrets: string | readonly string[],
-  { unicodeWhitespace = false }: VerifySignatureOptions = {},
+  options: VerifySignatureOptions = {},
 ): Promise<boolean> {
+  return (await matchSignature(body, header, secrets, options)) !== undefined
+}
+
+/** Which text a signature was made over: the service's own form, or a compatibility form. */
+export type CanonicalForm = 'service' | 'unicode' | 'gson'
+
+/** The form a signature matched; for a compatibility form, also its text (the delivery's fingerprint is its hash). */
+export type SignatureMatch = { form: 'service' } | { form: 'unicode' | 'gson'; text: Uint8Array }
+
+/** {@link verifySignature}, saying which form matched: `undefined` when none did. */
+export async function matchSignature(
+  body: string | Uint8Array,
+  header: string | null | undefined,
+  secrets: string | readonly string[],
+  { unicodeWhitespace = false }: VerifySignatureOptions = {},
+): Promise<SignatureMatch | undefined> {
   const list = typeof secrets === 'string' ? [secrets] : secrets
   if (!Array.isArray(list) || list.length === 0)
     throw new TypeError('@hookguard/core: verifySignature needs a secret or a non-empty list of them')
@@ -57,7 +73,7 @@ export async function verifySignature(
 
   const expected = parseSignatureHeader(header)
   // Stryker disable next-line ConditionalExpression: speed only — with no digest in the header the HMACs find no match either (→ true is killed)
-  if (expected.length === 0) return false
+  if (expected.length === 0) return undefined
 
   const raw = toBytes(body)
   // One secret is the usual case, and awaiting it alone is cheaper than Promise.all.
@@ -65,14 +81,43 @@ export async function verifySignature(
   const keys = list.length === 1 ? [await keyFor(list[0] as string)] : await Promise.all(list.map(keyFor))
   // The service's own form. Exact: the body is hashed as received only when it holds none of
   // Java's six whitespace bytes.
-  if (matchesAny(await backend.canonicalHmac(keys, raw), expected)) return true
+  if (matchesAny(await backend.canonicalHmac(keys, raw), expected)) return SERVICE_FORM
   if (unicodeWhitespace) {
     const text = stripUnicodeWhitespace(raw)
-    if (text !== undefined && matchesAny(await backend.hmac(keys, text), expected)) return true
+    if (text !== undefined && matchesAny(await backend.hmac(keys, text), expected)) return { form: 'unicode', text }
   }
   const escaped = gsonCandidate(raw)
-  return escaped !== undefined && matchesAny(await backend.hmac(keys, escaped), expected)
+  if (escaped !== undefined && matchesAny(await backend.hmac(keys, escaped), expected)) return { form: 'gson', text: escaped }
+  return undefined
 }
+
+const SERVICE_FORM: SignatureMatch = { form: 'service' }
+
+/**
+ * Why a signature may have failed, for the receiver's owner (an event, never the answer): what
+ * people need when "the signature does not match". Only facts about the header, the configured
+ * secrets and the shape of the body; none of them is echoed.
+ */
+export type SignatureHint = 'header_not_hex' | 'header_wrong_length' | 'secret_whitespace' | 'body_not_gson'
+
+/** The likeliest {@link SignatureHint} for a signature that matched no form, if any. */
+export function signatureHint(header: string, secrets: readonly string[], body: Uint8Array): SignatureHint | undefined {
+  const values = header.split(',').map((part) => part.trim())
+  if (!values.some((value) => value.length === DIGEST_HEX_LENGTH && fromHex(value) !== undefined)) {
+    return values.some((value) => /[^0-9a-f]/i.test(value)) ? 'header_not_hex' : 'header_wrong_length'
+  }
+  if (secrets.some((secret) => SURROUNDING_WHITESPACE.test(secret))) return 'secret_whitespace'
+  // The service writes its JSON with Gson, which escapes these: a body that holds them as they are
+  // was written, or rewritten, by something else (a parser ran first and the body was re-serialised).
+  if (containsAnyByte(body, GSON_UNESCAPED)) return 'body_not_gson'
+  return undefined
+}
+
+/** A secret pasted with a space or newline around it: a frequent reason for a mismatch. */
+const SURROUNDING_WHITESPACE = /^\s|\s$/
+
+/** `< > & = '` as Gson never writes them inside its output. */
+const GSON_UNESCAPED = [0x3c, 0x3e, 0x26, 0x3d, 0x27]
 
 /** Whether any digest (one per secret) is any value the header holds. */
 function matchesAny(digests: readonly Uint8Array[], expected: readonly Uint8Array[]): boolean {

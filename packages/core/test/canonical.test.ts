@@ -77,6 +77,38 @@ describe('stripUnicodeWhitespace', () => {
     expect(decode(stripUnicodeWhitespace(encode('"李\u3000雷 x\u00A0y\u2028z\uFEFF\u0085\u1680\u205F"')) as Uint8Array)).toBe('"李雷xyz"')
   })
 
+  it('keeps every character that shares leading UTF-8 bytes with a whitespace character, and removes each whitespace at the edges of its range', () => {
+    // Same lead byte (C2, E1, E2, E3, EF), or the same first two bytes, as U+0085, U+00A0, U+1680,
+    // U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF; none of them is whitespace.
+    const neighbours = [
+      '\u0084',
+      '\u0086',
+      '\u009F',
+      '\u00A1',
+      '\u00A9',
+      '\u1681',
+      '\u16C0',
+      '\u1000',
+      '\u200B',
+      '\u200C',
+      '\u2027',
+      '\u202A',
+      '\u202E',
+      '\u2030',
+      '\u205E',
+      '\u2060',
+      '\u2068',
+      '\u209F',
+      '\u3001',
+      '\u3040',
+      '\uFEFE',
+      '\uFF3F',
+    ]
+    const whitespace = ['\u0085', '\u00A0', '\u1680', '\u2000', '\u200A', '\u2028', '\u2029', '\u202F', '\u205F', '\u3000', '\uFEFF']
+    const text = neighbours.map((c, i) => `${c}${whitespace[i % whitespace.length]}`).join('')
+    expect(decode(stripUnicodeWhitespace(encode(text)) as Uint8Array)).toBe(neighbours.join(''))
+  })
+
   it('answers undefined when the body holds no whitespace beyond Java’s, so no HMAC is spent on it', () => {
     expect(stripUnicodeWhitespace(encode('{ "a": "b c" }'))).toBeUndefined()
   })
@@ -172,6 +204,41 @@ describe('gsonCandidate', () => {
     const text = (size: number) => encode(`{"html":"<b>${'x'.repeat(size - 18)}</b>"}`)
     expect(gsonCandidate(text(64 * 1024))).toBeDefined()
     expect(gsonCandidate(text(64 * 1024 + 1))).toBeUndefined()
+  })
+
+  it('counts the escapes wherever they sit: before the first aligned word, in the words, after the last', () => {
+    const buffer = new Uint8Array(1100)
+    for (const offset of [0, 1, 2, 3]) {
+      for (const [escapes, expected] of [
+        [200, 'made'],
+        [201, 'none'],
+      ] as const) {
+        // 1000 bytes from `offset`, the escapes at the very start or the very end.
+        const atEnd = encode(`"${'x'.repeat(998 - escapes)}${'<'.repeat(escapes)}"`)
+        const atStart = encode(`"${'<'.repeat(escapes)}${'x'.repeat(998 - escapes)}"`)
+        for (const text of [atEnd, atStart]) {
+          buffer.set(text, offset)
+          const body = buffer.subarray(offset, offset + text.length)
+          expect(gsonCandidate(body) === undefined ? 'none' : 'made', `${escapes} escapes at offset ${offset}`).toBe(expected)
+        }
+      }
+    }
+  })
+
+  it('escapes only U+2028 and U+2029 among the characters that start with their lead byte', () => {
+    expect(decode(gsonCandidate(encode('"<\u2027\u202A\u2068\u2128"')) as Uint8Array)).toBe('"\\u003c\u2027\u202A\u2068\u2128"')
+  })
+
+  it("escapes each of < > & = ' on its own", () => {
+    for (const [c, hex] of [
+      ['<', '3c'],
+      ['>', '3e'],
+      ['&', '26'],
+      ['=', '3d'],
+      ["'", '27'],
+    ]) {
+      expect(decode(gsonCandidate(encode(`"a${c}b"`)) as Uint8Array)).toBe(`"a\\u00${hex}b"`)
+    }
   })
 
   it('counts U+2028 and U+2029 as escapes too', () => {

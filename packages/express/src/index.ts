@@ -1,6 +1,6 @@
 import { createReceiver, type VerifyResult, type WebhookDelivery, type WebhookOptions } from '@hookguard/core'
 import { checkOnError, type IncomingRequest, type WebhookResponse } from '@hookguard/core/adapter'
-import { nodeRequestHeaders, readNodeBody } from '@hookguard/core/node'
+import { nodeRequestHeaders, readNodeBody, settleWhenAnswered } from '@hookguard/core/node'
 import type { Request, RequestHandler, Response } from 'express'
 
 const PACKAGE = '@hookguard/express'
@@ -8,17 +8,25 @@ const HOW_TO_MOUNT =
   'Mount webhook() before express.json() and other body parsers, or keep a raw copy with their verify option: express.json({ verify: (req, _res, buf) => { req.rawBody = buf } }).'
 
 /** The core's options, and how a refusal is answered. */
-export type ExpressWebhookOptions = WebhookOptions & {
+export type ExpressWebhookOptions<Payload = unknown> = WebhookOptions<Payload> & {
   /** `'respond'` (default) answers a refusal itself; `'next'` hands the `WebhookError` to `next(err)`. */
   onError?: 'respond' | 'next'
 }
 
 /** A verified delivery in Express: the bytes received are a `Buffer`. */
-export type ExpressWebhookDelivery = WebhookDelivery<unknown, Buffer>
+export type ExpressWebhookDelivery<Payload = unknown> = WebhookDelivery<Payload, Buffer>
 
-/** What `webhook()` adds to the request. */
-export interface WebhookVariables {
-  webhook: ExpressWebhookDelivery
+/**
+ * The middleware `webhook()` returns: `req.body` is `Payload` in the handlers after it. Its route
+ * parameters are `any` because Express infers one parameter type for a route from all its handlers:
+ * anything narrower here would override the `{ tenant: string }` it reads from `/hooks/:tenant`.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: see above; `any` is what leaves the route's own inference in charge
+export type WebhookMiddleware<Payload = unknown> = RequestHandler<any, unknown, Payload>
+
+/** `req.webhook` with its payload typed, for code handed the request after `webhook()` ran: `(req as Request & WebhookVariables<Order>).webhook`. */
+export interface WebhookVariables<Payload = unknown> {
+  webhook: ExpressWebhookDelivery<Payload>
 }
 
 declare global {
@@ -43,12 +51,12 @@ declare global {
  *   res.sendStatus(204)
  * })
  */
-export function webhook(options: ExpressWebhookOptions): RequestHandler {
+export function webhook<Payload = unknown>(options: ExpressWebhookOptions<Payload>): WebhookMiddleware<Payload> {
   const receiver = createReceiver(options, { packageName: PACKAGE })
   const onError = checkOnError(PACKAGE, options.onError, 'next')
 
-  return async function webhookMiddleware(req, res, next) {
-    let result: VerifyResult
+  const middleware: RequestHandler = async function webhookMiddleware(req, res, next) {
+    let result: VerifyResult<Payload>
     try {
       result = await receiver.verify(toIncomingRequest(req))
     } catch (error) {
@@ -61,10 +69,13 @@ export function webhook(options: ExpressWebhookOptions): RequestHandler {
       // The core hands back the bytes the body source gave it, and bodyOf gives only Buffers.
       req.webhook = result.delivery as ExpressWebhookDelivery
       req.body = result.delivery.payload
+      if (result.settle) settleWhenAnswered(res, result.settle)
       next()
-    } else if (onError === 'next') next(result.error)
+    } else if (onError === 'next' && result.error) next(result.error)
     else send(res, result.response)
   }
+  // Only the type narrows: the request the handlers after it see has `Payload` as its body.
+  return middleware as WebhookMiddleware<Payload>
 }
 
 /**
@@ -120,5 +131,5 @@ function send(res: Response, { status, headers, body }: WebhookResponse): void {
   res.writeHead(status, headers).end(body)
 }
 
-export type { WebhookAuth, WebhookDelivery, WebhookErrorCode, WebhookMode, WebhookOptions, WebhookRequest } from '@hookguard/core'
+export type { WebhookAuth, WebhookDelivery, WebhookErrorCode, WebhookEvent, WebhookOptions, WebhookRequest } from '@hookguard/core'
 export { WebhookError } from '@hookguard/core'

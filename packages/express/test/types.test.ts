@@ -1,10 +1,14 @@
-import type { WebhookDelivery } from '@hookguard/core'
+import type { StandardSchemaV1, WebhookDelivery } from '@hookguard/core'
 import * as adapter from '@hookguard/express'
 import { type ExpressWebhookOptions, tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/express'
 import express, { type Request, type RequestHandler } from 'express'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 
 // The type assertions are checked by `tsc`; the runtime assertions pin the export list.
+
+interface Order {
+  id: number
+}
 
 describe('@hookguard/express', () => {
   it('exports webhook, tokenEndpoint and WebhookError, nothing else at run time', () => {
@@ -24,12 +28,37 @@ describe('@hookguard/express', () => {
 
   it('exports WebhookVariables for handlers that narrow the request', () => {
     expectTypeOf<WebhookVariables>().toEqualTypeOf<{ webhook: WebhookDelivery<unknown, Buffer> }>()
-    expectTypeOf<(Request & WebhookVariables)['webhook']>().toEqualTypeOf<WebhookDelivery<unknown, Buffer>>()
+    expectTypeOf<(Request & WebhookVariables<Order>)['webhook']['payload']>().toEqualTypeOf<Order>()
   })
 
-  it('returns Express request handlers', () => {
-    expectTypeOf(webhook).returns.toEqualTypeOf<RequestHandler>()
+  it('returns Express request handlers, usable wherever one is', () => {
+    const handler: RequestHandler = webhook({ auth: { mode: 'none' } })
+    expectTypeOf(handler).toBeFunction()
+    express().use('/hooks', webhook({ auth: { mode: 'none' } }))
     expectTypeOf(tokenEndpoint).returns.toEqualTypeOf<RequestHandler>()
+  })
+
+  it('types req.body in the handlers after it with the type parameter, keeping the route parameters', () => {
+    express().post('/hooks/:tenant', webhook<Order>({ auth: { mode: 'none' } }), (req, res) => {
+      expectTypeOf(req.body).toEqualTypeOf<Order>()
+      const tenant: string = req.params.tenant
+      expectTypeOf(tenant).toBeString()
+      res.end()
+    })
+    express().post('/hooks', webhook({ auth: { mode: 'none' } }), (req, res) => {
+      expectTypeOf(req.body).toBeUnknown()
+      res.end()
+    })
+  })
+
+  it("types req.body with a schema's output", () => {
+    const schema: StandardSchemaV1<unknown, Order> = {
+      '~standard': { version: 1, vendor: 'test', validate: (value) => ({ value: value as Order }) },
+    }
+    express().post('/hooks', webhook({ auth: { mode: 'none' }, schema }), (req, res) => {
+      expectTypeOf(req.body).toEqualTypeOf<Order>()
+      res.end()
+    })
   })
 
   it("accepts onError 'respond' or 'next'", () => {

@@ -1,5 +1,5 @@
-import { createReceiver, type IncomingRequest, type WebhookDelivery, type WebhookOptions, type WebhookResponse } from '@hookguard/core'
-import { checkOnError, declaredBodyLength, rawBodyUnavailable, readLimited } from '@hookguard/core/adapter'
+import { createReceiver, type IncomingRequest, type WebhookDelivery, type WebhookOptions } from '@hookguard/core'
+import { checkOnError, fromFetchRequest, rawBodyUnavailable, toFetchResponse } from '@hookguard/core/adapter'
 import type { Context, Env, HonoRequest, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { HTTPException } from 'hono/http-exception'
@@ -10,7 +10,7 @@ const PACKAGE = '@hookguard/hono'
 const HOW_TO_MOUNT =
   'Mount webhook() before any middleware that reads the body, or read it there with c.req.text() or c.req.arrayBuffer(), which Hono keeps byte for byte.'
 
-export type HonoWebhookOptions = WebhookOptions & {
+export type HonoWebhookOptions<Payload = unknown> = WebhookOptions<Payload> & {
   /**
    * `'respond'` answers a refused request itself; `'throw'` throws an `HTTPException` whose
    * response is that answer and whose `cause` is the `WebhookError`, for `app.onError`.
@@ -18,9 +18,9 @@ export type HonoWebhookOptions = WebhookOptions & {
   onError?: 'respond' | 'throw'
 }
 
-/** What `webhook()` adds to the context: `c.get('webhook')`. */
-export type WebhookVariables = {
-  webhook: WebhookDelivery
+/** What `webhook()` adds to the context: `c.get('webhook')`, its payload typed by the type parameter or the schema. */
+export type WebhookVariables<Payload = unknown> = {
+  webhook: WebhookDelivery<Payload>
 }
 
 /**
@@ -31,7 +31,7 @@ export type WebhookVariables = {
  *
  * Options: `WebhookOptions`, and `onError`. In the examples `env` holds your secrets: the process
  * environment on Node, Bun and Deno; on Workers, build the middleware from `c.env` (see the README),
- * naming your app's env as the type parameter (`webhook<{ Bindings: Bindings }>(…)`) so it can be
+ * naming your app's env as the second type parameter (`webhook<unknown, { Bindings: Bindings }>(…)`) so it can be
  * called from your own middleware.
  *
  * @example
@@ -40,24 +40,33 @@ export type WebhookVariables = {
  *   return c.body(null, 204)
  * })
  */
-export function webhook<E extends Env = BlankEnv>(
-  options: HonoWebhookOptions,
-): MiddlewareHandler<NoInfer<E> & { Variables: WebhookVariables }> {
+export function webhook<Payload = unknown, E extends Env = BlankEnv>(
+  options: HonoWebhookOptions<Payload>,
+): MiddlewareHandler<NoInfer<E> & { Variables: WebhookVariables<Payload> }> {
   const receiver = createReceiver(options, { packageName: PACKAGE })
   const onError = checkOnError(PACKAGE, options.onError, 'throw')
 
-  return createMiddleware<E & { Variables: WebhookVariables }>(async function webhookMiddleware(c, next) {
+  return createMiddleware<E & { Variables: WebhookVariables<Payload> }>(async function webhookMiddleware(c, next) {
     const result = await receiver.verify(toIncomingRequest(c))
     if (!result.ok) {
-      const answer = toResponse(result.response)
-      if (onError === 'throw') {
+      const answer = toFetchResponse(result.response)
+      // A duplicate of a delivery already handled is answered, never thrown: it is no refusal.
+      if (onError === 'throw' && result.error !== undefined) {
         const status = result.error.status as ContentfulStatusCode
         throw new HTTPException(status, { res: answer, message: result.error.message, cause: result.error })
       }
       return answer
     }
     c.set('webhook', result.delivery)
-    await next()
+    if (result.settle === undefined) return next()
+    // With dedupe: Hono catches a handler's throw into `c.error`, so the answer says how it went.
+    let handled = false
+    try {
+      await next()
+      handled = c.error === undefined && c.res.status < 400
+    } finally {
+      await result.settle(handled)
+    }
   })
 }
 
@@ -71,7 +80,7 @@ export function webhook<E extends Env = BlankEnv>(
 export function tokenEndpoint(options: HonoWebhookOptions): (c: Context) => Promise<Response> {
   const receiver = createReceiver(options, { role: 'token', packageName: PACKAGE })
   return async function tokenHandler(c) {
-    return toResponse(await receiver.token(toIncomingRequest(c)))
+    return toFetchResponse(await receiver.token(toIncomingRequest(c)))
   }
 }
 
@@ -86,13 +95,8 @@ const encoder = new TextEncoder()
 
 function toIncomingRequest(c: Context): IncomingRequest {
   const { req } = c
-  const headers = headersOf(c)
-  return {
-    method: req.method,
-    url: req.url,
-    headers,
-    body: (limit) => readBody(req, declaredBodyLength(headers), limit),
-  }
+  const incoming = fromFetchRequest(req.raw, { howToMount: HOW_TO_MOUNT, headers: headersOf(c), readAll: () => req.arrayBuffer() })
+  return { ...incoming, body: (limit) => readBody(req, incoming.body, limit) }
 }
 
 /**
@@ -108,9 +112,10 @@ function headersOf(c: Context): IncomingRequest['headers'] {
 
 /**
  * Reads the body through Hono's cache, so that the handler can still call `c.req.json()`: the
- * bytes a middleware before us cached are reused, and the bytes we read are cached for after.
+ * bytes a middleware before us cached are reused, and the bytes we read are cached for after
+ * (`c.req.arrayBuffer()`, the whole-body read, caches its own).
  */
-async function readBody(req: HonoRequest, declared: ReturnType<typeof declaredBodyLength>, limit: number): Promise<Uint8Array> {
+async function readBody(req: HonoRequest, read: (limit: number) => Promise<Uint8Array>, limit: number): Promise<Uint8Array> {
   const cache = req.bodyCache as BodyCache
   if (Object.keys(cache).length > 0) {
     const cached = await cachedBytes(cache)
@@ -118,15 +123,8 @@ async function readBody(req: HonoRequest, declared: ReturnType<typeof declaredBo
     // Parsed JSON or form data cannot be turned back into the bytes that were signed.
     throw rawBodyUnavailable(HOW_TO_MOUNT)
   }
-  if (req.raw.bodyUsed) throw rawBodyUnavailable(HOW_TO_MOUNT)
-  // A single, strictly parsed Content-Length without Transfer-Encoding bounds the body by the
-  // HTTP framing itself, so the whole-body read cannot pass the limit; checked here, not assumed
-  // from the caller, because this read has no limit of its own. It is the fast one:
-  // @hono/node-server serves it straight from Node's stream, where touching `raw.body` first
-  // builds a Web Request and stream (four times the CPU per delivery). Hono caches the bytes.
-  if (typeof declared === 'number' && declared <= limit) return new Uint8Array(await req.arrayBuffer())
-  const bytes = await readLimited(req.raw.body, limit)
-  cache.arrayBuffer = Promise.resolve(ownBuffer(bytes))
+  const bytes = await read(limit)
+  cache.arrayBuffer ??= Promise.resolve(ownBuffer(bytes))
   return bytes
 }
 
@@ -146,9 +144,5 @@ function ownBuffer(bytes: Uint8Array): ArrayBuffer {
   return bytes.slice().buffer as ArrayBuffer
 }
 
-function toResponse({ status, headers, body }: WebhookResponse): Response {
-  return new Response(body, { status, headers })
-}
-
-export type { WebhookAuth, WebhookDelivery, WebhookErrorCode, WebhookMode, WebhookOptions, WebhookRequest } from '@hookguard/core'
+export type { WebhookAuth, WebhookDelivery, WebhookErrorCode, WebhookEvent, WebhookOptions, WebhookRequest } from '@hookguard/core'
 export { WebhookError } from '@hookguard/core'

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs'
-import type { WebhookDelivery } from '@hookguard/core'
+import type { StandardSchemaV1, WebhookDelivery } from '@hookguard/core'
 import * as adapter from '@hookguard/hono'
 import { type HonoWebhookOptions, tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/hono'
 import { type Context, Hono } from 'hono'
@@ -30,6 +30,23 @@ describe('@hookguard/hono', () => {
     })
   })
 
+  it("types c.get('webhook').payload with the type parameter or the schema's output", () => {
+    interface Order {
+      id: number
+    }
+    const schema: StandardSchemaV1<unknown, Order> = {
+      '~standard': { version: 1, vendor: 'test', validate: (value) => ({ value: value as Order }) },
+    }
+    new Hono().post('/hooks', webhook<Order>({ auth: { mode: 'none' } }), (c) => {
+      expectTypeOf(c.get('webhook').payload).toEqualTypeOf<Order>()
+      return c.body(null, 204)
+    })
+    new Hono().post('/hooks', webhook({ auth: { mode: 'none' }, schema }), (c) => {
+      expectTypeOf(c.get('webhook').payload).toEqualTypeOf<Order>()
+      return c.body(null, 204)
+    })
+  })
+
   it("does not type c.get('webhook') on a route without the middleware, where it would be undefined", () => {
     new Hono().post('/elsewhere', (c) => {
       // @ts-expect-error webhook() is not on this route, so there is no delivery to get
@@ -42,7 +59,7 @@ describe('@hookguard/hono', () => {
     type Bindings = { WEBHOOK_SECRET: string }
     const app = new Hono<{ Bindings: Bindings }>()
     const verify = createMiddleware<{ Bindings: Bindings; Variables: WebhookVariables }>((c, next) =>
-      webhook<{ Bindings: Bindings }>({ auth: { mode: 'secret', secret: c.env.WEBHOOK_SECRET } })(c, next),
+      webhook<unknown, { Bindings: Bindings }>({ auth: { mode: 'secret', secret: c.env.WEBHOOK_SECRET } })(c, next),
     )
     app.post('/webhooks', verify, (c) => {
       expectTypeOf(c.get('webhook')).toEqualTypeOf<WebhookDelivery>()

@@ -1,6 +1,6 @@
 import { createReceiver, type WebhookDelivery, type WebhookOptions } from '@hookguard/core'
 import { checkOnError, type IncomingRequest, type WebhookResponse } from '@hookguard/core/adapter'
-import { nodeRequestHeaders, readNodeBody } from '@hookguard/core/node'
+import { nodeRequestHeaders, readNodeBody, settleWhenAnswered } from '@hookguard/core/node'
 import type { Context, Middleware } from 'koa'
 
 const PACKAGE = '@hookguard/koa'
@@ -8,17 +8,17 @@ const HOW_TO_MOUNT =
   'Mount webhook() before your body parser, or use one that keeps the raw text in ctx.request.rawBody (koa-bodyparser, @koa/bodyparser).'
 
 /** The core's options, and how a refusal is answered. */
-export type KoaWebhookOptions = WebhookOptions & {
+export type KoaWebhookOptions<Payload = unknown> = WebhookOptions<Payload> & {
   /** `'respond'` (default) answers a refusal itself; `'throw'` throws the `WebhookError` for Koa's error handling. */
   onError?: 'respond' | 'throw'
 }
 
 /** A verified delivery in Koa: the bytes received are a `Buffer`. */
-export type KoaWebhookDelivery = WebhookDelivery<unknown, Buffer>
+export type KoaWebhookDelivery<Payload = unknown> = WebhookDelivery<Payload, Buffer>
 
-/** What `webhook()` adds to `ctx.state`. */
-export interface WebhookVariables {
-  webhook: KoaWebhookDelivery
+/** What `webhook()` adds to `ctx.state`: Koa's `use()` and @koa/router carry it to the middleware after it. */
+export interface WebhookVariables<Payload = unknown> {
+  webhook: KoaWebhookDelivery<Payload>
 }
 
 // `ctx.request.body` and `rawBody` are left to the body parser's own types: @koa/bodyparser and
@@ -46,22 +46,24 @@ type ParsedRequest = { body?: unknown; rawBody?: unknown }
  *   ctx.status = 204
  * })
  */
-export function webhook(options: KoaWebhookOptions): Middleware {
+export function webhook<Payload = unknown>(options: KoaWebhookOptions<Payload>): Middleware & Middleware<WebhookVariables<Payload>> {
   const receiver = createReceiver(options, { packageName: PACKAGE })
   const onError = checkOnError(PACKAGE, options.onError, 'throw')
 
   return async function webhookMiddleware(ctx, next) {
     const result = await receiver.verify(toIncomingRequest(ctx))
     if (!result.ok) {
-      if (onError === 'throw') throw result.error
+      if (onError === 'throw' && result.error) throw result.error
       return send(ctx, result.response)
     }
     // The core hands back the bytes the body source gave it, and bodyOf gives only Buffers.
-    const delivery = result.delivery as KoaWebhookDelivery
+    const delivery = result.delivery as KoaWebhookDelivery<Payload>
     ctx.state.webhook = delivery
     const request = ctx.request as ParsedRequest
     request.body = delivery.payload
     request.rawBody = delivery.rawBody.toString('utf8')
+    // Koa answers once every middleware has returned, errors included: judged by what it sends.
+    if (result.settle) settleWhenAnswered(ctx.res, result.settle)
     await next()
   }
 }
@@ -102,5 +104,5 @@ function send(ctx: Context, { status, headers, body }: WebhookResponse): void {
   ctx.body = body
 }
 
-export type { WebhookAuth, WebhookDelivery, WebhookErrorCode, WebhookMode, WebhookOptions, WebhookRequest } from '@hookguard/core'
+export type { WebhookAuth, WebhookDelivery, WebhookErrorCode, WebhookEvent, WebhookOptions, WebhookRequest } from '@hookguard/core'
 export { WebhookError } from '@hookguard/core'

@@ -1,23 +1,35 @@
-import type { WebhookDelivery } from '@hookguard/core'
+import type { StandardSchemaV1, WebhookDelivery } from '@hookguard/core'
 import * as adapter from '@hookguard/koa'
 import { type KoaWebhookOptions, tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/koa'
-import Koa, { type Middleware } from 'koa'
+import Router from '@koa/router'
+import Koa, { type DefaultState, type Middleware } from 'koa'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 
 // The type assertions are checked by `tsc`; the runtime assertions pin the export list.
+
+interface Order {
+  id: number
+}
+const schema: StandardSchemaV1<unknown, Order> = {
+  '~standard': { version: 1, vendor: 'test', validate: (value) => ({ value: value as Order }) },
+}
 
 describe('@hookguard/koa', () => {
   it('exports webhook, tokenEndpoint and WebhookError, nothing else at run time', () => {
     expect(Object.keys(adapter).sort()).toEqual(['WebhookError', 'tokenEndpoint', 'webhook'])
   })
 
-  it('types ctx.state.webhook through DefaultState, as set only after webhook() ran', () => {
+  it('types ctx.state.webhook as set in the middleware after webhook(), and as optional through DefaultState elsewhere', () => {
     new Koa().use(webhook({ auth: { mode: 'none' } })).use((ctx) => {
-      expectTypeOf(ctx.state.webhook).toEqualTypeOf<WebhookDelivery<unknown, Buffer> | undefined>()
+      expectTypeOf(ctx.state.webhook.payload).toBeUnknown()
       // A Buffer, as on every Node request: its own methods compile.
-      expectTypeOf(ctx.state.webhook?.rawBody).toEqualTypeOf<Buffer | undefined>()
-      ctx.state.webhook?.rawBody.toString('utf8')
+      expectTypeOf(ctx.state.webhook.rawBody).toEqualTypeOf<Buffer>()
+      ctx.state.webhook.rawBody.toString('utf8')
     })
+    expectTypeOf<DefaultState['webhook']>().toEqualTypeOf<WebhookDelivery<unknown, Buffer> | undefined>()
+    // Still plain Koa middleware, to call or store as one.
+    const plain: Middleware = webhook({ auth: { mode: 'none' } })
+    expect(plain).toBeTypeOf('function')
   })
 
   it('exports WebhookVariables for middleware typed with its state', () => {
@@ -28,9 +40,18 @@ describe('@hookguard/koa', () => {
     expect(handler).toBeTypeOf('function')
   })
 
-  it('returns Koa middleware', () => {
-    expectTypeOf(webhook).returns.toEqualTypeOf<Middleware>()
+  it('returns Koa middleware that adds the delivery to the state', () => {
+    expectTypeOf(webhook).returns.toEqualTypeOf<Middleware & Middleware<WebhookVariables>>()
     expectTypeOf(tokenEndpoint).returns.toEqualTypeOf<Middleware>()
+  })
+
+  it('types ctx.state.webhook with the type parameter or the schema, through use() and @koa/router', () => {
+    new Koa().use(webhook<Order>({ auth: { mode: 'none' } })).use((ctx) => {
+      expectTypeOf(ctx.state.webhook.payload).toEqualTypeOf<Order>()
+    })
+    new Router().post('/hooks/:tenant', webhook({ auth: { mode: 'none' }, schema }), (ctx) => {
+      expectTypeOf(ctx.state.webhook.payload).toEqualTypeOf<Order>()
+    })
   })
 
   it("accepts onError 'respond' or 'throw'", () => {

@@ -1,6 +1,6 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { WebhookOptions } from '@hookguard/core'
+import type { WebhookEvent, WebhookOptions } from '@hookguard/core'
 import type { App, AppFactory, AppSettings } from '../../support/apps.ts'
 
 /** An app from one of the shared factories, with the port it listens on (none for an app served in process). */
@@ -42,11 +42,15 @@ export async function startServed(factory: AppFactory, options: WebhookOptions, 
 export interface PassingApp extends Served {
   /** The errors the framework's error handling received, in order. */
   passedOn(): unknown[]
+  /** What the receiver's `onEvent` was told, in order. */
+  events(): WebhookEvent[]
 }
 
-/** Starts `factory`'s app with refusals passed on to the framework, recording each one. */
+/** Starts `factory`'s app with refusals passed on to the framework, recording each one and every event. */
 export async function startPassing(factory: AppFactory, options: WebhookOptions): Promise<PassingApp> {
   const passedOn: unknown[] = []
-  const app = await startServed(factory, options, { passOn: (error) => passedOn.push(error) })
-  return { ...app, passedOn: () => passedOn }
+  const events: WebhookEvent[] = []
+  const recorded = { ...options, onEvent: (event: WebhookEvent) => events.push(event) }
+  const app = await startServed(factory, recorded, { passOn: (error) => passedOn.push(error) })
+  return { ...app, passedOn: () => passedOn, events: () => events }
 }

@@ -116,6 +116,11 @@ function hmacNow(key: HmacKey, data: Uint8Array): Uint8Array {
   return bytesOf(hash !== undefined && data.length <= ONE_SHOT_MAX ? oneShotHmac(nodeKey, data, hash) : streamedHmac(nodeKey, data))
 }
 
+function canonicalSha256Now(body: Uint8Array): Uint8Array {
+  const text = transientCanonical(body)
+  return hash !== undefined ? bytesOf(hash('sha256', text, 'binary')) : crypto.createHash('sha256').update(text).digest()
+}
+
 // node:crypto hashes synchronously and without copying the input to another thread, which is
 // what keeps verification at the cost of the HMAC itself on Node.
 export const backend: CryptoBackend = {
@@ -127,6 +132,8 @@ export const backend: CryptoBackend = {
   hmac: async (keys, data) => keys.map((key) => hmacNow(key, data)),
   canonicalHmac: async (keys, body) => canonicalDigests(keys, body),
   sha256: async (data) => crypto.createHash('sha256').update(data).digest(),
+  canonicalSha256: async (body) => canonicalSha256Now(body),
+  canonicalSha256Sync: (body) => canonicalSha256Now(body),
   // The asynchronous form runs on libuv's thread pool, so a slow derivation never blocks requests.
   pbkdf2Sha256: (password, salt, iterations) =>
     new Promise((resolve, reject) => {

@@ -18,6 +18,10 @@ export interface CryptoBackend {
    */
   canonicalHmac(keys: readonly HmacKey[], body: Uint8Array): Promise<Uint8Array[]>
   sha256(data: Uint8Array): Promise<Uint8Array>
+  /** SHA-256 of the service's canonical text of `body` (as `canonicalHmac` strips it): a delivery's fingerprint. */
+  canonicalSha256(body: Uint8Array): Promise<Uint8Array>
+  /** The same, synchronously, where the platform hashes synchronously (Node): lets a fingerprint be hashed only when read. */
+  canonicalSha256Sync?: (body: Uint8Array) => Uint8Array
   /** PBKDF2-HMAC-SHA256, 32 bytes: deliberately slow, off the event loop where the platform allows. */
   pbkdf2Sha256(password: Uint8Array, salt: Uint8Array, iterations: number): Promise<Uint8Array>
 }

@@ -18,6 +18,7 @@ export const backend: CryptoBackend = {
   // must stay as it is: the portable stripper's result, a fresh copy, is.
   canonicalHmac: (keys, body) => hmac(keys, stripJavaWhitespace(body)),
   sha256: async (data) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(data))),
+  canonicalSha256: async (body) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(stripJavaWhitespace(body)))),
   pbkdf2Sha256: async (password, salt, iterations) => {
     const key = await crypto.subtle.importKey('raw', source(password), 'PBKDF2', false, ['deriveBits'])
     const bits = await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt: source(salt), iterations }, key, 256)

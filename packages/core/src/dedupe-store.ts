@@ -1,0 +1,109 @@
+/** Default bound of the in-memory store: enough for a busy hour of one instance, a few MB at most. */
+export const DEFAULT_DEDUPE_MAX_ENTRIES = 10_000
+
+/** What a claim found: this caller now holds it, or another delivery of the same fingerprint does or did. */
+export type ClaimResult = { state: 'claimed'; claim: Claim } | { state: 'processing'; retryAfterMs: number } | { state: 'done' }
+
+/** A fingerprint this caller holds while its handler runs. */
+export interface Claim {
+  /**
+   * The handler succeeded: remember the fingerprint as done for `ttlMs` (default: the claim's
+   * own TTL), so a later duplicate is answered without running the handler.
+   */
+  complete(ttlMs?: number): Promise<void>
+  /** The handler failed: forget the claim (only if it is still this claim), so a retry runs. */
+  release(): Promise<void>
+}
+
+/**
+ * Where delivery fingerprints are claimed. One store shared by every instance (Redis, see
+ * `@hookguard/redis`) processes each delivery once across all of them; a store that cannot be
+ * reached rejects, and the receiver answers 503 `store_unavailable` rather than risk a second run.
+ */
+export interface DedupeStore {
+  /** Atomically claims `key` for `ttlMs` (a crashed holder's claim expires after it). */
+  claim(key: string, ttlMs: number): Promise<ClaimResult>
+}
+
+export interface MemoryDedupeStoreOptions {
+  /** Fingerprints kept at most; when full, the one written longest ago (claimed or completed) goes first. Default 10 000. */
+  maxEntries?: number
+  /** Milliseconds since the epoch; default `Date.now`. For tests. */
+  clock?: () => number
+}
+
+interface Entry {
+  /** `undefined` once done: a done fingerprint belongs to no claim. */
+  token: string | undefined
+  expiresAt: number
+}
+
+/**
+ * A bounded in-memory `DedupeStore`: an LRU of fingerprints with expiry. It dedupes within one
+ * process only; behind a load balancer, or with several workers, use a shared store such as
+ * `redisDedupeStore` from `@hookguard/redis`. It runs on every runtime and starts no timer:
+ * expired entries are dropped as they are met.
+ *
+ * @example
+ * const store = memoryDedupeStore({ maxEntries: 50_000 })
+ * const found = await store.claim('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', 60_000)
+ * if (found.state === 'claimed') await found.claim.complete()
+ */
+export function memoryDedupeStore(options: MemoryDedupeStoreOptions = {}): DedupeStore {
+  const { maxEntries = DEFAULT_DEDUPE_MAX_ENTRIES, clock = Date.now } = options
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
+    throw new TypeError('@hookguard/core: memoryDedupeStore maxEntries must be a whole number, 1 or more')
+  }
+  if (typeof clock !== 'function') throw new TypeError('@hookguard/core: memoryDedupeStore clock must be a function')
+  // A Map iterates in insertion order: re-inserting on every write keeps the oldest first.
+  const entries = new Map<string, Entry>()
+  let counter = 0
+
+  const write = (key: string, entry: Entry): void => {
+    entries.delete(key)
+    entries.set(key, entry)
+    for (const oldest of entries.keys()) {
+      if (entries.size <= maxEntries) break
+      entries.delete(oldest)
+    }
+  }
+  /** The entry only while it is live and still held by `token`, so a late call never touches a newer claim. */
+  const heldBy = (key: string, token: string): boolean => {
+    const entry = entries.get(key)
+    return entry !== undefined && entry.token === token && clock() < entry.expiresAt
+  }
+
+  return {
+    async claim(key, ttlMs) {
+      checkTtl(ttlMs)
+      const now = clock()
+      const entry = entries.get(key)
+      if (entry !== undefined && now < entry.expiresAt) {
+        return entry.token === undefined ? { state: 'done' } : { state: 'processing', retryAfterMs: entry.expiresAt - now }
+      }
+      // Unique within the store, which is all a token has to be here.
+      const token = String(++counter)
+      write(key, { token, expiresAt: now + ttlMs })
+      return {
+        state: 'claimed',
+        claim: {
+          async complete(doneTtlMs = ttlMs) {
+            checkTtl(doneTtlMs)
+            // An expired claim that finished still counts, unless a newer claim holds the key.
+            const current = entries.get(key)
+            if (current !== undefined && current.token !== token && clock() < current.expiresAt) return
+            write(key, { token: undefined, expiresAt: clock() + doneTtlMs })
+          },
+          async release() {
+            if (heldBy(key, token)) entries.delete(key)
+          },
+        },
+      }
+    },
+  }
+}
+
+function checkTtl(ttlMs: number): void {
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1)
+    throw new TypeError('@hookguard/core: a dedupe TTL must be a whole number of milliseconds, 1 or more')
+}

@@ -1,0 +1,58 @@
+import { declaredBodyLength, readLimited } from './body.ts'
+import { rawBodyUnavailable } from './errors.ts'
+import type { HeaderSource, IncomingRequest } from './request.ts'
+import type { WebhookResponse } from './response.ts'
+
+/** How a Fetch-based adapter reads its request, where its framework knows better than the `Request`. */
+export interface FetchRequestReading {
+  /** The framework's fix for a body read before hookguard saw it, appended to the `raw_body_unavailable` message. */
+  howToMount: string
+  /** The same headers as `request.headers`, from somewhere cheaper (Hono on Node: the raw header lines). */
+  headers?: HeaderSource
+  /** Reads the whole body, for a length the headers declare within the limit; default `request.arrayBuffer()`. */
+  readAll?: () => Promise<ArrayBuffer>
+}
+
+/** A Fetch request as the core reads it: the body is always a reader with a limit. */
+export interface FetchIncomingRequest extends IncomingRequest {
+  body: (limit: number) => Promise<Uint8Array>
+}
+
+/**
+ * Turns a Fetch `Request` (Hono, Next.js, Bun, Deno, Workers) into the core's request. The body is
+ * read once, when the core asks: whole when `Content-Length` declares it within the limit,
+ * otherwise streamed and cut off past the limit. Never through `clone()`: on Workers a clone
+ * buffers the whole body in memory, whatever its size.
+ */
+export function fromFetchRequest(
+  request: Request,
+  { howToMount, headers = request.headers, readAll }: FetchRequestReading,
+): FetchIncomingRequest {
+  return {
+    method: request.method,
+    url: request.url,
+    headers,
+    async body(limit) {
+      // A body someone else read no longer has the bytes that were signed.
+      if (request.bodyUsed) throw rawBodyUnavailable(howToMount)
+      const declared = declaredBodyLength(headers)
+      // A single, strictly parsed Content-Length without Transfer-Encoding bounds the body by the
+      // HTTP framing itself, so the whole-body read cannot pass the limit; checked here, because
+      // that read has no limit of its own. It is the fast one: @hono/node-server serves it straight
+      // from Node's stream, where touching `request.body` first builds a Web stream (four times the
+      // CPU per delivery). Bytes beyond the limit, in process, are refused by the core after the read.
+      if (typeof declared === 'number' && declared <= limit) {
+        return new Uint8Array(await (readAll === undefined ? request.arrayBuffer() : readAll()))
+      }
+      // Asked only here: on @hono/node-server, `request.body` is what builds the Web stream.
+      const stream = request.body
+      if (stream?.locked === true) throw rawBodyUnavailable(howToMount)
+      return readLimited(stream, limit)
+    },
+  }
+}
+
+/** The core's answer as a Fetch `Response`: status, headers (`WWW-Authenticate`, `Connection: close`…) and JSON body. */
+export function toFetchResponse({ status, headers, body }: WebhookResponse): Response {
+  return new Response(body, { status, headers })
+}

@@ -1,0 +1,28 @@
+import { backend } from '#crypto'
+import { toHex } from './bytes.ts'
+import type { SignatureMatch } from './signature.ts'
+
+/**
+ * A delivery's fingerprint: SHA-256 (hex) of the text its signature covered, the body with Java's
+ * whitespace removed (the service's form, and the form in modes without a signature), or the
+ * compatibility form that matched. Every whitespace variant of one delivery has the same one.
+ */
+export async function fingerprintOf(rawBody: Uint8Array, signature: SignatureMatch | undefined): Promise<string> {
+  const digest = signature === undefined || signature.form === 'service' ? backend.canonicalSha256(rawBody) : backend.sha256(signature.text)
+  return toHex(await digest)
+}
+
+/**
+ * The same fingerprint, hashed when first read, for a receiver that needs none itself (no dedupe,
+ * nobody listening): an application that never reads it pays no hash per delivery. Only where
+ * hashing is synchronous (Node) and for the service's form; `undefined` elsewhere.
+ */
+export function deferredFingerprint(rawBody: Uint8Array, signature: SignatureMatch | undefined): (() => string) | undefined {
+  const hashNow = backend.canonicalSha256Sync
+  if (hashNow === undefined || (signature !== undefined && signature.form !== 'service')) return undefined
+  let value: string | undefined
+  return () => {
+    value ??= toHex(hashNow(rawBody))
+    return value
+  }
+}

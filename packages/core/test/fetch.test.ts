@@ -1,0 +1,119 @@
+import { fromFetchRequest, toFetchResponse } from '@hookguard/core/adapter'
+import { describe, expect, it } from 'vitest'
+
+const HOW = 'Read it later.'
+const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
+
+/** A POST whose body arrives as a stream of `chunks`, with no Content-Length; records how far it was pulled. */
+function streamed(chunks: string[], headers: Record<string, string> = {}) {
+  const seen = { pulled: 0, cancelled: false }
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const chunk = chunks[seen.pulled++]
+      if (chunk === undefined) controller.close()
+      else controller.enqueue(new TextEncoder().encode(chunk))
+    },
+    cancel() {
+      seen.cancelled = true
+    },
+  })
+  const request = new Request('https://hooks.example/hooks?tenant=acme', { method: 'POST', headers, body, duplex: 'half' } as RequestInit)
+  return { request, seen }
+}
+
+describe('fromFetchRequest', () => {
+  it('hands the core the method, the absolute URL with its query, and the Fetch headers', () => {
+    const request = new Request('https://hooks.example/hooks?access_token=t', { method: 'POST', headers: { 'x-a': '1' }, body: '{}' })
+    const incoming = fromFetchRequest(request, { howToMount: HOW })
+    expect(incoming.method).toBe('POST')
+    expect(incoming.url).toBe('https://hooks.example/hooks?access_token=t')
+    expect(incoming.headers).toBe(request.headers)
+  })
+
+  it('reads the headers it is given instead, for length decisions too', async () => {
+    const request = new Request('https://hooks.example/hooks', { method: 'POST', body: '{"a":1}' })
+    let wholeReads = 0
+    const incoming = fromFetchRequest(request, {
+      howToMount: HOW,
+      headers: ['Content-Length', '7'],
+      readAll: () => {
+        wholeReads++
+        return request.arrayBuffer()
+      },
+    })
+    expect(incoming.headers).toEqual(['Content-Length', '7'])
+    expect(text(await incoming.body(16))).toBe('{"a":1}')
+    expect(wholeReads).toBe(1)
+  })
+
+  describe('reading the body', () => {
+    it('reads it whole when a single Content-Length declares it within the limit', async () => {
+      const request = new Request('https://hooks.example/hooks', { method: 'POST', headers: { 'content-length': '7' }, body: '{"a":1}' })
+      let wholeReads = 0
+      const incoming = fromFetchRequest(request, {
+        howToMount: HOW,
+        readAll: () => {
+          wholeReads++
+          return request.arrayBuffer()
+        },
+      })
+      expect(text(await incoming.body(7))).toBe('{"a":1}')
+      expect(wholeReads).toBe(1)
+    })
+
+    it('streams it when no length is declared, and joins the chunks', async () => {
+      const { request } = streamed(['{"a":', '1}'])
+      const incoming = fromFetchRequest(request, { howToMount: HOW, readAll: () => Promise.reject(new Error('read whole')) })
+      expect(text(await incoming.body(16))).toBe('{"a":1}')
+      expect(request.bodyUsed).toBe(true)
+    })
+
+    it.each([
+      ['no length', {}],
+      ['a length over the limit', { 'content-length': '64' }],
+      ['two different lengths', { 'content-length': '4, 64' }],
+    ])('with %s, refuses payload_too_large once the limit is passed, reading no further', async (_, headers) => {
+      const { request, seen } = streamed(['1234', '5678', '9abc', 'defg'], headers)
+      const incoming = fromFetchRequest(request, { howToMount: HOW, readAll: () => Promise.reject(new Error('read whole')) })
+      await expect(incoming.body(6)).rejects.toMatchObject({ code: 'payload_too_large', status: 413 })
+      expect(seen.pulled).toBe(2)
+      expect(seen.cancelled).toBe(true)
+    })
+
+    it('reads no body as empty', async () => {
+      const incoming = fromFetchRequest(new Request('https://hooks.example/hooks', { method: 'POST' }), { howToMount: HOW })
+      expect(await incoming.body(16)).toEqual(new Uint8Array(0))
+    })
+
+    it('refuses raw_body_unavailable, with the adapter’s fix, when the body was already read', async () => {
+      const request = new Request('https://hooks.example/hooks', { method: 'POST', headers: { 'content-length': '2' }, body: '{}' })
+      await request.text()
+      const incoming = fromFetchRequest(request, { howToMount: HOW })
+      await expect(incoming.body(16)).rejects.toMatchObject({
+        code: 'raw_body_unavailable',
+        status: 500,
+        message: expect.stringMatching(/Read it later\.$/),
+      })
+    })
+
+    it('refuses raw_body_unavailable when someone holds a reader of the stream', async () => {
+      const { request } = streamed(['{}'])
+      request.body?.getReader()
+      await expect(fromFetchRequest(request, { howToMount: HOW }).body(16)).rejects.toMatchObject({ code: 'raw_body_unavailable' })
+    })
+  })
+})
+
+describe('toFetchResponse', () => {
+  it('answers with the status, every header and the JSON body', async () => {
+    const answer = toFetchResponse({
+      status: 401,
+      headers: { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': 'Basic realm="webhook"', connection: 'close' },
+      body: '{"error":"missing_credentials"}',
+    })
+    expect(answer.status).toBe(401)
+    expect(answer.headers.get('www-authenticate')).toBe('Basic realm="webhook"')
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8')
+    expect(await answer.text()).toBe('{"error":"missing_credentials"}')
+  })
+})

@@ -1,0 +1,149 @@
+import { createReceiver, sign } from '@hookguard/core'
+import { type RedisServer, startRedis } from '@hookguard/testkit/redis-server'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { type RedisClient, RedisStoreError, redisDedupeStore, redisTokenStore } from '../src/index.ts'
+import { type Connected, flavours, uniquePrefix } from './clients.ts'
+
+const FINGERPRINT = 'b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c'
+const COMMAND_TIMEOUT = 300
+/** A rejection counts as prompt when it comes within the command timeout and some scheduling slack. */
+const PROMPT_MS = COMMAND_TIMEOUT + 700
+
+// Each file has its own server: this one is stopped and restarted, which a shared REDIS_URL must not be.
+let server: RedisServer
+beforeAll(async () => {
+  server = await startRedis({ own: true })
+})
+afterAll(async () => {
+  await server?.stop().catch(() => {})
+})
+
+async function settleTime<T>(promise: Promise<T>): Promise<{ ms: number; error: unknown }> {
+  const began = Date.now()
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  return { ms: Date.now() - began, error }
+}
+
+/** Tries `attempt` until it resolves, for at most `ms`: the client reconnects on its own schedule. */
+async function eventually<T>(attempt: () => Promise<T>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    try {
+      return await attempt()
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+}
+
+describe.each(flavours)('with Redis stopped mid-run, over $name', (flavour) => {
+  let connected: Connected | undefined
+  let client: RedisClient
+  beforeAll(async () => {
+    connected = await flavour.connect(server.url)
+    client = connected.client
+  })
+  afterAll(async () => {
+    await connected?.close()
+  })
+  afterEach(async () => {
+    // Every test leaves the server running for the next.
+    await eventually(() => redisDedupeStore(client, { prefix: uniquePrefix() }).claim(FINGERPRINT, 1000))
+  })
+
+  it('rejects a claim promptly with store_unavailable, and claims again once Redis returns', async () => {
+    const store = redisDedupeStore(client, { prefix: uniquePrefix(), commandTimeout: COMMAND_TIMEOUT })
+    expect((await store.claim(`${FINGERPRINT}0`, 30_000)).state).toBe('claimed')
+    await server.stop()
+    try {
+      const { ms, error } = await settleTime(store.claim(FINGERPRINT, 30_000))
+      expect(error).toBeInstanceOf(RedisStoreError)
+      expect(error).toMatchObject({ code: 'store_unavailable' })
+      expect(ms).toBeLessThan(PROMPT_MS)
+    } finally {
+      await server.restart()
+    }
+    const found = await eventually(() => store.claim(FINGERPRINT, 30_000))
+    // Refused while Redis was away, so never claimed: the service's retry runs the handler.
+    expect(found.state).toBe('claimed')
+  })
+
+  it('rejects complete() and release() promptly too, so a handler never waits on a dead Redis', async () => {
+    const store = redisDedupeStore(client, { prefix: uniquePrefix(), commandTimeout: COMMAND_TIMEOUT })
+    const first = await store.claim(FINGERPRINT, 30_000)
+    const second = await store.claim(`${FINGERPRINT}1`, 30_000)
+    if (first.state !== 'claimed' || second.state !== 'claimed') throw new Error('expected two claims')
+    await server.stop()
+    try {
+      for (const pending of [first.claim.complete(), second.claim.release()]) {
+        const { ms, error } = await settleTime(pending)
+        expect(error).toMatchObject({ code: 'store_unavailable' })
+        expect(ms).toBeLessThan(PROMPT_MS)
+      }
+    } finally {
+      await server.restart()
+    }
+  })
+
+  it('names neither the fingerprint, nor the server address, in the error', async () => {
+    const prefix = uniquePrefix()
+    const store = redisDedupeStore(client, { prefix, commandTimeout: COMMAND_TIMEOUT })
+    await server.stop()
+    let error: unknown
+    try {
+      error = (await settleTime(store.claim(FINGERPRINT, 30_000))).error
+    } finally {
+      await server.restart()
+    }
+    const message = String((error as Error).message)
+    expect(message).toContain(prefix)
+    expect(message).not.toContain(FINGERPRINT)
+    expect(message).not.toContain(new URL(server.url).port)
+    expect((error as Error).cause).toBeUndefined()
+  })
+
+  it('makes a receiver answer 503 store_unavailable promptly, without the handler, and handle the retry once Redis returns', async () => {
+    const secret = 'whsec-crash'
+    const body = JSON.stringify({ event: 'order.paid', orderNo: FINGERPRINT })
+    const receiver = createReceiver({
+      auth: { mode: 'secret', secret },
+      dedupe: { store: redisDedupeStore(client, { prefix: uniquePrefix(), commandTimeout: COMMAND_TIMEOUT }) },
+    })
+    const request = { method: 'POST', url: '/webhooks', headers: { 'x-service-hmac-signature': await sign(body, secret) }, body }
+    await server.stop()
+    try {
+      const began = Date.now()
+      const result = await receiver.verify(request)
+      expect(Date.now() - began).toBeLessThan(PROMPT_MS)
+      expect(result.ok || [result.response.status, result.error?.code]).toEqual([503, 'store_unavailable'])
+      expect(result.ok || result.response.body).not.toContain(FINGERPRINT)
+    } finally {
+      await server.restart()
+    }
+    const retry = await eventually(async () => {
+      const result = await receiver.verify(request)
+      if (!result.ok && result.response.status === 503) throw new Error('still unavailable')
+      return result
+    })
+    expect(retry.ok).toBe(true)
+  })
+
+  it('makes the token store reject promptly, then share tokens again once Redis returns', async () => {
+    const store = redisTokenStore(client, { key: `${uniquePrefix()}token`, commandTimeout: COMMAND_TIMEOUT })
+    await server.stop()
+    try {
+      const { ms, error } = await settleTime(Promise.resolve(store.get()))
+      expect(error).toMatchObject({ code: 'store_unavailable' })
+      expect(ms).toBeLessThan(PROMPT_MS)
+    } finally {
+      await server.restart()
+    }
+    const token = { accessToken: 'after-restart', expiresAt: Date.now() + 60_000 }
+    await eventually(() => Promise.resolve(store.set(token)))
+    expect(await store.get()).toEqual(token)
+  })
+})

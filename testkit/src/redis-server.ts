@@ -1,0 +1,157 @@
+/**
+ * A real Redis for the tests: `redis-server` (Debian's package of that name) started on
+ * 127.0.0.1 on a free port, with no persistence, in a temporary folder, and stopped afterwards;
+ * or the server at `REDIS_URL` when that is set. Nothing here is mocked: the stores are tested
+ * against the commands a real server answers.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { createServer, Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const HOST = '127.0.0.1'
+const START_TIMEOUT_MS = 10_000
+
+export interface RedisServer {
+  /** `redis://127.0.0.1:PORT`, or `REDIS_URL` as given. */
+  url: string
+  /** Whether this process started the server, so `stop()` and `restart()` work. */
+  own: boolean
+  /** Stops the server (a crash, as far as clients can tell); resolves once the port is closed. */
+  stop(): Promise<void>
+  /** Starts it again on the same port, empty, and resolves once it answers PING. */
+  restart(): Promise<void>
+}
+
+/** Whether `redis-server` is on PATH. */
+export function hasRedisServer(): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0
+}
+
+/**
+ * Where the Redis tests can run: `'url'` (REDIS_URL), `'binary'` (redis-server on PATH), or
+ * `undefined`, in which case `message` says how to get one.
+ */
+export function redisAvailability(): { via: 'url' | 'binary' | undefined; message: string } {
+  if (process.env.REDIS_URL) return { via: 'url', message: 'Redis tests run against REDIS_URL' }
+  if (hasRedisServer()) return { via: 'binary', message: 'Redis tests run against their own redis-server' }
+  return {
+    via: undefined,
+    message:
+      'Redis tests not run: no redis-server on PATH and no REDIS_URL. Install it (Debian/Ubuntu: apt-get install redis-server) or set REDIS_URL, then run pnpm test:redis.',
+  }
+}
+
+/**
+ * A Redis to test against. `{ own: true }` always starts one (the crash tests stop and restart
+ * it, which a shared server must not suffer); otherwise `REDIS_URL` is used when set. Throws
+ * with a clear message when neither works.
+ */
+export async function startRedis(options: { own?: boolean } = {}): Promise<RedisServer> {
+  const given = process.env.REDIS_URL
+  if (given && !options.own) {
+    const unsupported = () => Promise.reject(new Error('REDIS_URL is a shared server: this test cannot stop or restart it'))
+    return { url: given, own: false, stop: unsupported, restart: unsupported }
+  }
+  if (!hasRedisServer()) {
+    throw new Error(
+      given
+        ? 'this test stops and restarts Redis, so it starts its own: it needs redis-server on PATH (Debian/Ubuntu: apt-get install redis-server)'
+        : redisAvailability().message,
+    )
+  }
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'hookguard-redis-'))
+  let child: ChildProcess | undefined
+
+  const launch = async () => {
+    // stop() removes the folder; a restart makes it again.
+    mkdirSync(dir, { recursive: true })
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let output = ''
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-2000)
+    })
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-2000)
+    })
+    try {
+      await waitForPing(port, child)
+    } catch (error) {
+      child.kill('SIGKILL')
+      throw new Error(`redis-server did not start on ${HOST}:${port}: ${(error as Error).message}\n${output}`)
+    }
+  }
+  const stop = async () => {
+    const running = child
+    child = undefined
+    if (running === undefined || running.exitCode !== null || running.signalCode !== null) return
+    const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()))
+    // SIGKILL, not SHUTDOWN: the tests want a server that vanishes, as in a crash.
+    running.kill('SIGKILL')
+    await exited
+  }
+
+  await launch()
+  // A test process that dies without calling stop() must not leave the server behind.
+  const onExit = () => child?.kill('SIGKILL')
+  process.once('exit', onExit)
+  return {
+    url: `redis://${HOST}:${port}`,
+    own: true,
+    async stop() {
+      await stop()
+      process.off('exit', onExit)
+      rmSync(dir, { recursive: true, force: true })
+    },
+    async restart() {
+      await stop()
+      await launch()
+    },
+  }
+}
+
+/** A port the kernel has just handed out; redis-server cannot take port 0 and report it back. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, HOST, () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+async function waitForPing(port: number, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`it exited with code ${child.exitCode}`)
+    if (await answersPing(port)) return
+    if (Date.now() > deadline) throw new Error(`no PING answer within ${START_TIMEOUT_MS} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+function answersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket()
+    let reply = ''
+    const done = (ok: boolean) => {
+      socket.destroy()
+      resolve(ok)
+    }
+    socket.setTimeout(500, () => done(false))
+    socket.once('error', () => done(false))
+    socket.on('data', (chunk) => {
+      reply += chunk.toString()
+      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'))
+    })
+    socket.connect(port, HOST, () => socket.write('PING\r\n'))
+  })
+}
