@@ -1,10 +1,12 @@
 import { fileURLToPath } from 'node:url'
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
 import core from './packages/core/vitest.config.ts'
+import express from './packages/express/vitest.config.ts'
+import koa from './packages/koa/vitest.config.ts'
 import workspace from './vitest.config.ts'
 
 /**
- * The core's tests on both of its builds, and nothing else: what the mutation run
+ * The core's tests on both of its builds, and the Node adapters' own: what the mutation run
  * (`stryker.config.mjs`) executes against each mutant. The two projects are the ones `pnpm test`
  * runs, taken from their own configs so they cannot drift apart: `core` resolves `#crypto` to the
  * Node backend, `core-web` to Web Crypto. Each also gets `vitest.mutation.setup.ts`, which skips
@@ -21,12 +23,15 @@ function webProject(): TestProjectInlineConfiguration {
   return found
 }
 
-/** `project` rooted at packages/core (a config file's own folder is no longer implied), with the setup. */
-function forMutation(project: TestProjectInlineConfiguration): TestProjectInlineConfiguration {
+/** `project` rooted at its package (a config file's own folder is no longer implied), with the setup. */
+function forMutation(project: TestProjectInlineConfiguration, root = 'packages/core'): TestProjectInlineConfiguration {
   const setupFiles = [project.test?.setupFiles ?? []].flat()
-  return { ...project, test: { ...project.test, root: 'packages/core', setupFiles: [...setupFiles, SETUP] } }
+  return { ...project, test: { ...project.test, root, setupFiles: [...setupFiles, SETUP] } }
 }
 
 export default defineConfig({
-  test: { projects: [forMutation(core), forMutation(webProject())] },
+  // Express's and Koa's own tests too: they are what reads a Node request (`@hookguard/core/node`).
+  test: {
+    projects: [forMutation(core), forMutation(webProject()), forMutation(express, 'packages/express'), forMutation(koa, 'packages/koa')],
+  },
 })

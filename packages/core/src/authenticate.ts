@@ -125,6 +125,7 @@ function oauth2Authenticator(keys: TokenKeys, clock: () => number): Authenticato
     }
     const verdict = await keys.check(token, clock())
     if (verdict !== 'valid') {
+      // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       const message = verdict === 'expired' ? 'The access token has expired.' : 'The access token is not valid.'
       throw new WebhookError('invalid_token', message, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } })
     }

@@ -13,6 +13,7 @@ export function parseForm(body: Uint8Array): URLSearchParams {
   try {
     return new URLSearchParams(decodeUtf8(body))
   } catch {
+    // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
     throw new WebhookError('invalid_body', 'The form body is not valid UTF-8.')
   }
 }

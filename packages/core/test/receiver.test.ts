@@ -566,6 +566,35 @@ describe('createReceiver', () => {
         expect(result.ok && result.delivery.payload).toEqual({ event: 'ping', tag: ['a', 'b'] })
       })
 
+      it('reads a token from the body only when the body says it is a form, parameters and case aside', async () => {
+        const token = await issue()
+        const body = `event=ping&access_token=${token}`
+        for (const type of ['Application/X-WWW-Form-URLEncoded', 'application/x-www-form-urlencoded ; charset=utf-8']) {
+          expect((await createReceiver(oauth()).verify(request({ headers: { 'content-type': type }, body }))).ok, type).toBe(true)
+        }
+        for (const type of [
+          'text/plain; x=application/x-www-form-urlencoded',
+          'application/x-www-form-urlencodedx',
+          'application/x-www-form-urlencoded-v2',
+        ]) {
+          const answer = await refusal(oauth(), request({ headers: { 'content-type': type }, body }))
+          expect([answer.status, answer.json.error], type).toEqual([401, 'missing_token'])
+        }
+      })
+
+      it('hands on form fields as writable, deletable own properties, as JSON.parse gives them', async () => {
+        const token = await issue()
+        const result = await createReceiver(oauth()).verify(
+          request({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `event=ping&access_token=${token}` }),
+        )
+        if (!result.ok) throw new Error('expected a delivery')
+        const payload = result.delivery.payload as Record<string, unknown>
+        payload.event = 'changed'
+        expect(payload.event).toBe('changed')
+        expect(delete payload.event).toBe(true)
+        expect(Object.keys(payload)).toEqual([])
+      })
+
       it('hands on a form field named __proto__ as an ordinary field, never as the prototype', async () => {
         const token = await issue()
         for (const body of [`__proto__=x&__proto__=y&access_token=${token}`, `__proto__=x&access_token=${token}&constructor=c`]) {

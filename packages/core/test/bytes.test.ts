@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest'
+import { fromBase64, fromBase64Url, fromHex, toBase64Url } from '../src/bytes.ts'
+
+// The decoders that stand between a sender's text and a comparison: each refuses, rather than
+// repairs, what is not exactly its own alphabet, so no two spellings decode to the same bytes.
+
+describe('fromHex', () => {
+  it('decodes either case', () => {
+    expect(fromHex('00fFa5')).toEqual(new Uint8Array([0x00, 0xff, 0xa5]))
+  })
+
+  it('refuses an odd length and any character outside 0-9 a-f A-F, in either half of a byte', () => {
+    for (const text of ['abc', 'g0', '0g', 'zz', ' 0', '0 ', '-1', '0x']) expect(fromHex(text), text).toBeUndefined()
+  })
+})
+
+describe('fromBase64', () => {
+  it('decodes standard base64, padded', () => {
+    expect(fromBase64('aGk=')).toEqual(new TextEncoder().encode('hi'))
+  })
+
+  it('refuses characters outside the alphabet anywhere, padding in the middle, and impossible lengths', () => {
+    for (const text of ['aGk=!', '!aGk=', 'aG=k', 'a', 'aGk=a', 'aGk===', 'aG k']) expect(fromBase64(text), text).toBeUndefined()
+  })
+})
+
+describe('fromBase64Url', () => {
+  it('decodes unpadded base64url, and round-trips what toBase64Url writes', () => {
+    const bytes = new Uint8Array([0xfb, 0xff, 0xbf, 0x01])
+    expect(toBase64Url(bytes)).toBe('-_-_AQ')
+    expect(fromBase64Url('-_-_AQ')).toEqual(bytes)
+  })
+
+  it('refuses padding, the standard alphabet, and characters outside it anywhere', () => {
+    for (const text of ['AQ==', '+/+/AQ', 'AQ!', '!AQ', 'A Q']) expect(fromBase64Url(text), text).toBeUndefined()
+  })
+
+  it('refuses a non-canonical spelling: unused bits of the last character set', () => {
+    // 'AQ' is 0x01; 'AR' spells the same byte with a stray low bit.
+    expect(fromBase64Url('AQ')).toEqual(new Uint8Array([1]))
+    expect(fromBase64Url('AR')).toBeUndefined()
+  })
+})
