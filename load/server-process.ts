@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import type { Framework, ServerReply, ServerRequest } from './settings.ts'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url))
 /** tsx compiles the server and its imports on start; on a busy two-core runner that takes seconds. */
 const START_TIMEOUT_MS = 30_000
