@@ -23,6 +23,8 @@ const TIMEOUT_S = Number(args.timeout ?? 120)
 const SECRET = 'whsec-cluster-run-3c1f'
 const RECEIVER = fileURLToPath(new URL('./receiver.ts', import.meta.url))
 const REPORT = fileURLToPath(new URL('../../docs/reliability.md', import.meta.url))
+const BEGIN = '<!-- cluster-figures:begin (written by load/cluster/run.ts --write; edits inside are overwritten) -->'
+const END = '<!-- cluster-figures:end -->'
 
 interface Instance {
   child: ChildProcess
@@ -156,8 +158,6 @@ function render(
   ].join('\n')
 }
 
-const BEGIN = '<!-- cluster-figures:begin (written by load/cluster/run.ts --write; edits inside are overwritten) -->'
-const END = '<!-- cluster-figures:end -->'
 
 function writeFigures(table: string): void {
   const text = readFileSync(REPORT, 'utf8')
