@@ -17,7 +17,6 @@ export function keyFor(secret: string): Promise<HmacKey> {
   // Stryker disable next-line ConditionalExpression,EqualityOperator: speed and memory only — when the cache evicts changes no key and no verdict
   if (keys.size >= MAX_CACHED_KEYS) keys.delete(keys.keys().next().value as string)
   const importing = backend.importHmacKey(utf8(secret))
-  // Stryker disable next-line ArrowFunction: memory only — a failed import is never a key; forgetting it only lets the next call try again
   importing.catch(() => keys.delete(secret))
   keys.set(secret, importing)
   return importing

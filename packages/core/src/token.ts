@@ -53,7 +53,6 @@ export function deriveTokenKey(material: string, appId: string): Promise<HmacKey
   const salt = utf8(`${KEY_LABEL}\u0000${appId}`)
   const deriving = backend.pbkdf2Sha256(utf8(material), salt, TOKEN_KEY_ITERATIONS).then((raw) => backend.importHmacKey(raw))
   // A failed derivation is not kept, so the next request tries again.
-  // Stryker disable next-line ArrowFunction: memory only — a failed derivation verifies nothing; forgetting it only lets the next request try again
   deriving.catch(() => derived.delete(id))
   derived.set(id, deriving)
   return deriving

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest'
+import { sign, verifySignature } from '@hookguard/core'
+import { describe, expect, it, vi } from 'vitest'
 import { backend } from '#crypto'
 import { checkToken, deriveTokenKey, issueToken, TOKEN_KEY_ITERATIONS } from '../src/token.ts'
 
@@ -139,5 +140,31 @@ describe('stateless access tokens', () => {
       const { token, key } = await authentic(JSON.stringify({ v: 2, app: 'app-1', iat: NOW / 1000, exp }))
       expect(await checkToken(token, [key], 'app-1', NOW)).toBe('valid')
     })
+  })
+})
+
+describe('a key derivation or import that fails', () => {
+  it('is not remembered: the next token for the same app derives again and verifies', async () => {
+    const spy = vi.spyOn(backend, 'pbkdf2Sha256').mockRejectedValueOnce(new Error('out of memory'))
+    try {
+      await expect(deriveTokenKey('transient-failure-secret', 'wx-app-fault')).rejects.toThrow('out of memory')
+      const key = await deriveTokenKey('transient-failure-secret', 'wx-app-fault')
+      const token = await issueToken(key, 'wx-app-fault', 60, Date.now())
+      expect(await checkToken(token, [key], 'wx-app-fault', Date.now())).toBe('valid')
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
+  it('is not remembered for a signing secret either: the next verification imports the key again', async () => {
+    const spy = vi.spyOn(backend, 'importHmacKey').mockRejectedValueOnce(new Error('import failed'))
+    try {
+      const secret = 'whsec-transient-import-failure'
+      const signature = await sign('{"a":1}', secret).catch(() => undefined)
+      expect(signature).toBeUndefined()
+      expect(await verifySignature('{"a":1}', await sign('{"a":1}', secret), secret)).toBe(true)
+    } finally {
+      spy.mockRestore()
+    }
   })
 })
