@@ -29,9 +29,30 @@ function forMutation(project: TestProjectInlineConfiguration, root = 'packages/c
   return { ...project, test: { ...project.test, root, setupFiles: [...setupFiles, SETUP] } }
 }
 
+/**
+ * An adapter's project, reading the core's sources from this tree. Stryker links each package's
+ * `node_modules` to the original checkout, so `@hookguard/core/node` would otherwise load the
+ * unmutated copy there and no adapter test would ever reach a mutant.
+ */
+function adapterForMutation(project: TestProjectInlineConfiguration, root: string): TestProjectInlineConfiguration {
+  const source = (file: string) => fileURLToPath(new URL(`./packages/core/src/${file}`, import.meta.url))
+  const alias = [
+    { find: /^@hookguard\/core\/node$/, replacement: source('node.ts') },
+    { find: /^@hookguard\/core\/adapter$/, replacement: source('adapter.ts') },
+    { find: /^@hookguard\/core$/, replacement: source('index.ts') },
+  ]
+  const configured = forMutation(project, root)
+  return { ...configured, resolve: { ...configured.resolve, alias } }
+}
+
 export default defineConfig({
   // Express's and Koa's own tests too: they are what reads a Node request (`@hookguard/core/node`).
   test: {
-    projects: [forMutation(core), forMutation(webProject()), forMutation(express, 'packages/express'), forMutation(koa, 'packages/koa')],
+    projects: [
+      forMutation(core),
+      forMutation(webProject()),
+      adapterForMutation(express, 'packages/express'),
+      adapterForMutation(koa, 'packages/koa'),
+    ],
   },
 })
