@@ -1,0 +1,239 @@
+import { EventEmitter } from 'node:events'
+import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { PassThrough } from 'node:stream'
+import { WebhookError } from '@hookguard/core'
+import { nodeBodyConsumed, nodeRequestHeaders, readNodeBody, settleWhenAnswered } from '@hookguard/core/node'
+import { afterEach, describe, expect, it } from 'vitest'
+
+const HOW_TO_MOUNT = 'Mount the webhook before any body parser.'
+
+/**
+ * A Node request as the core sees it: a readable stream with headers. `chunks` are written one by
+ * one, then the stream ends unless `end` is false.
+ */
+function nodeRequest(options: { chunks?: string[]; headers?: Record<string, string>; end?: boolean } = {}) {
+  const stream = new PassThrough()
+  const headers = options.headers ?? {}
+  const rawHeaders = Object.entries(headers).flat()
+  const req = Object.assign(stream, { headers, rawHeaders }) as unknown as IncomingMessage
+  queueMicrotask(() => {
+    for (const chunk of options.chunks ?? []) stream.write(Buffer.from(chunk))
+    if (options.end !== false) stream.end()
+  })
+  return { req, stream }
+}
+
+async function refusal(promise: Promise<unknown>): Promise<WebhookError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  )
+  expect(error).toBeInstanceOf(WebhookError)
+  return error as WebhookError
+}
+
+describe('nodeRequestHeaders', () => {
+  it('reads the raw header lines, which keep every line of a repeated header', () => {
+    const rawHeaders = ['Authorization', 'Basic a', 'Authorization', 'Basic b']
+    expect(nodeRequestHeaders({ rawHeaders, headers: { authorization: 'Basic a' } })).toBe(rawHeaders)
+  })
+
+  it('falls back to the header object of a request without raw lines', () => {
+    const headers = { 'content-type': 'application/json' }
+    expect(nodeRequestHeaders({ headers })).toBe(headers)
+    expect(nodeRequestHeaders({ rawHeaders: [], headers })).toBe(headers)
+  })
+})
+
+describe('nodeBodyConsumed', () => {
+  const fresh = () => nodeRequest({ end: false }).req
+
+  it('says an untouched request still has its body', () => {
+    expect(nodeBodyConsumed(fresh())).toBe(false)
+  })
+
+  it('says body-parser read a request it flagged with `_body`', () => {
+    const req = Object.assign(fresh(), { _body: true })
+    expect(nodeBodyConsumed(req)).toBe(true)
+    // A parser that set a body without the flag did not necessarily read the stream.
+    expect(nodeBodyConsumed(Object.assign(fresh(), { _body: 'yes' }))).toBe(false)
+  })
+
+  it('says a stream another reader started is consumed', () => {
+    const { req, stream } = nodeRequest({ chunks: ['{}'], end: false })
+    stream.on('data', () => {})
+    return new Promise<void>((done) => {
+      stream.once('data', () => {
+        expect(req.readableEnded).toBe(false)
+        expect(nodeBodyConsumed(req)).toBe(true)
+        done()
+      })
+    })
+  })
+
+  it('says an ended stream is consumed', async () => {
+    const { req, stream } = nodeRequest({ chunks: [] })
+    stream.resume()
+    await new Promise((ended) => stream.once('end', ended))
+    expect(nodeBodyConsumed(req)).toBe(true)
+  })
+
+  it('says an ended stream is consumed on a stream that does not track reads', () => {
+    // `readableDidRead` is recent (Node 16.7); a stand-in request may only say it ended.
+    const req = { readableEnded: true, readableDidRead: undefined } as unknown as IncomingMessage
+    expect(nodeBodyConsumed(req)).toBe(true)
+  })
+})
+
+describe('readNodeBody', () => {
+  it('joins the chunks of a body in order', async () => {
+    const { req } = nodeRequest({ chunks: ['{"a":', '1,', '"b":2}'] })
+    expect((await readNodeBody(req, 64, HOW_TO_MOUNT)).toString()).toBe('{"a":1,"b":2}')
+  })
+
+  it('hands back a body of one chunk without copying it, and no chunk as an empty body', async () => {
+    const { req, stream } = nodeRequest({ end: false })
+    const chunk = Buffer.from('{}')
+    stream.end(chunk)
+    expect(await readNodeBody(req, 64, HOW_TO_MOUNT)).toBe(chunk)
+    const empty = await readNodeBody(nodeRequest().req, 64, HOW_TO_MOUNT)
+    expect(Buffer.isBuffer(empty) && empty.length).toBe(0)
+  })
+
+  it('accepts a body of exactly the limit', async () => {
+    const { req } = nodeRequest({ chunks: ['12345', '678'] })
+    expect((await readNodeBody(req, 8, HOW_TO_MOUNT)).toString()).toBe('12345678')
+  })
+
+  it('refuses a body one byte over the limit as soon as it arrives, and stops reading', async () => {
+    const { req, stream } = nodeRequest({ chunks: ['12345', '6789'], end: false })
+    const error = await refusal(readNodeBody(req, 8, HOW_TO_MOUNT))
+    expect([error.code, error.status]).toEqual(['payload_too_large', 413])
+    // Paused: the rest stays on the connection rather than being read into memory.
+    expect(stream.isPaused()).toBe(true)
+  })
+
+  it('refuses a body shorter or longer than its declared length', async () => {
+    const short = nodeRequest({ chunks: ['{}'], headers: { 'content-length': '3' } })
+    const long = nodeRequest({ chunks: ['{"a":1}'], headers: { 'content-length': '2' } })
+    for (const { req } of [short, long]) {
+      const error = await refusal(readNodeBody(req, 64, HOW_TO_MOUNT))
+      expect([error.code, error.status]).toEqual(['invalid_body', 400])
+      expect(error.message).toMatch(/could not be read in full/)
+    }
+  })
+
+  it('reads a body of its declared length, and a body that declares none', async () => {
+    const declared = nodeRequest({ chunks: ['{}'], headers: { 'content-length': '2' } })
+    const streamed = nodeRequest({ chunks: ['{', '}'], headers: { 'transfer-encoding': 'chunked' } })
+    expect((await readNodeBody(declared.req, 64, HOW_TO_MOUNT)).toString()).toBe('{}')
+    expect((await readNodeBody(streamed.req, 64, HOW_TO_MOUNT)).toString()).toBe('{}')
+  })
+
+  it('refuses a body whose stream fails or closes before its end', async () => {
+    const failing = nodeRequest({ chunks: ['{'], end: false })
+    const closing = nodeRequest({ chunks: ['{'], end: false })
+    const failed = readNodeBody(failing.req, 64, HOW_TO_MOUNT)
+    const closed = readNodeBody(closing.req, 64, HOW_TO_MOUNT)
+    setTimeout(() => {
+      failing.stream.emit('error', new Error('socket hang up'))
+      closing.stream.emit('close')
+    }, 5)
+    for (const error of [await refusal(failed), await refusal(closed)]) {
+      expect([error.code, error.status]).toEqual(['invalid_body', 400])
+    }
+  })
+
+  it('leaves no listener on the request once it has answered', async () => {
+    const read = nodeRequest({ chunks: ['{}'] })
+    await readNodeBody(read.req, 64, HOW_TO_MOUNT)
+    const refused = nodeRequest({ chunks: ['123456789'], end: false })
+    await refusal(readNodeBody(refused.req, 8, HOW_TO_MOUNT))
+    for (const { stream } of [read, refused]) {
+      for (const event of ['data', 'end', 'error', 'close']) expect(stream.listenerCount(event), event).toBe(0)
+    }
+  })
+
+  it('refuses a request whose body something else read, saying how to mount the webhook', async () => {
+    const req = Object.assign(nodeRequest({ chunks: ['{}'] }).req, { _body: true })
+    const error = await refusal(readNodeBody(req, 64, HOW_TO_MOUNT))
+    expect([error.code, error.status]).toEqual(['raw_body_unavailable', 500])
+    expect(error.message.endsWith(HOW_TO_MOUNT)).toBe(true)
+  })
+
+  describe('over a real connection', () => {
+    let close: (() => Promise<void>) | undefined
+    afterEach(() => close?.())
+
+    /** A server that answers with what `readNodeBody` made of the request. */
+    async function serve(limit: number) {
+      const outcomes: (string | WebhookError)[] = []
+      const server = createServer((req, res) => {
+        readNodeBody(req, limit, HOW_TO_MOUNT).then(
+          (body) => {
+            outcomes.push(body.toString())
+            res.end('ok')
+          },
+          (error: WebhookError) => {
+            outcomes.push(error)
+            res.destroy()
+          },
+        )
+      })
+      await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
+      close = () => new Promise((closed) => server.close(() => closed()))
+      return { port: (server.address() as AddressInfo).port, outcomes }
+    }
+
+    it('refuses a body whose client goes away before sending it all', async () => {
+      const { port, outcomes } = await serve(1024)
+      const client = request({ port, host: '127.0.0.1', method: 'POST', headers: { 'content-length': '100' } })
+      client.on('error', () => {})
+      client.write('{"partial":')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      client.destroy()
+      await expect.poll(() => outcomes.length).toBe(1)
+      expect(outcomes[0]).toBeInstanceOf(WebhookError)
+      expect((outcomes[0] as WebhookError).code).toBe('invalid_body')
+    })
+  })
+})
+
+describe('settleWhenAnswered', () => {
+  /** A response that records what its delivery was settled as. */
+  function answered(statusCode: number) {
+    const res = Object.assign(new EventEmitter(), { statusCode }) as unknown as ServerResponse
+    const settled: boolean[] = []
+    settleWhenAnswered(res, async (handled) => {
+      settled.push(handled)
+    })
+    return { res, settled }
+  }
+
+  it('settles a delivery answered below 400 as handled, once', () => {
+    for (const status of [200, 204, 399]) {
+      const { res, settled } = answered(status)
+      res.emit('finish')
+      res.emit('close')
+      expect(settled, String(status)).toEqual([true])
+    }
+  })
+
+  it('releases a delivery answered with an error, so the retry runs', () => {
+    for (const status of [400, 500]) {
+      const { res, settled } = answered(status)
+      res.emit('finish')
+      res.emit('close')
+      expect(settled, String(status)).toEqual([false])
+    }
+  })
+
+  it('releases a delivery whose connection closed before its answer was sent', () => {
+    const { res, settled } = answered(200)
+    res.emit('close')
+    res.emit('finish')
+    expect(settled).toEqual([false])
+    expect(res.listenerCount('finish') + res.listenerCount('close')).toBe(0)
+  })
+})
