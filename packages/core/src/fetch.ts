@@ -1,4 +1,4 @@
-import { declaredBodyLength, readLimited } from './body.ts'
+import { readLimited } from './body.ts'
 import { rawBodyUnavailable } from './errors.ts'
 import type { HeaderSource, IncomingRequest } from './request.ts'
 import type { WebhookResponse } from './response.ts'
@@ -15,7 +15,7 @@ export interface FetchRequestReading {
 
 /** A Fetch request as the core reads it: the body is always a reader with a limit. */
 export interface FetchIncomingRequest extends IncomingRequest {
-  body: (limit: number) => Promise<Uint8Array>
+  body: (limit: number, declaredLength: number | undefined) => Promise<Uint8Array>
 }
 
 /**
@@ -32,13 +32,12 @@ export function fromFetchRequest(
     method: request.method,
     url: request.url,
     headers,
-    async body(limit) {
+    async body(limit, declared) {
       // A body someone else read no longer has the bytes that were signed.
       if (request.bodyUsed) throw rawBodyUnavailable(howToMount)
-      const declared = declaredBodyLength(headers)
-      // A single, strictly parsed Content-Length without Transfer-Encoding bounds the body by the
-      // HTTP framing itself, so the whole-body read cannot pass the limit; checked here, because
-      // that read has no limit of its own. It is the fast one: @hono/node-server serves it straight
+      // A single, strictly parsed Content-Length without Transfer-Encoding (as the core checked it)
+      // bounds the body by the HTTP framing itself, so the whole-body read cannot pass the limit;
+      // checked again here, because that read has no limit of its own. It is the fast one: @hono/node-server serves it straight
       // from Node's stream, where touching `request.body` first builds a Web stream (four times the
       // CPU per delivery). Bytes beyond the limit, in process, are refused by the core after the read.
       if (typeof declared === 'number' && declared <= limit) {

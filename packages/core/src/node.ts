@@ -36,10 +36,17 @@ export function nodeBodyConsumed(req: IncomingMessage): boolean {
  * bytes arrive (the rest is left unread; the core's answer then says `Connection: close`), with
  * `invalid_body` when the client goes away or sends another length than it declared, and with
  * `raw_body_unavailable` (its message ending in `howToMount`) when something read it first.
+ * `declared` is the `Content-Length` the core checked, passed on by the adapter's body reader
+ * (`(limit, declared) => readNodeBody(req, limit, howToMount, declared)`); read from the headers
+ * when not given.
  */
-export function readNodeBody(req: IncomingMessage, limit: number, howToMount: string): Promise<Buffer> {
+export function readNodeBody(
+  req: IncomingMessage,
+  limit: number,
+  howToMount: string,
+  declared: number | undefined | 'invalid' = declaredBodyLength(nodeRequestHeaders(req)),
+): Promise<Buffer> {
   if (nodeBodyConsumed(req)) return Promise.reject(rawBodyUnavailable(howToMount))
-  const declared = declaredBodyLength(nodeRequestHeaders(req))
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0

@@ -27,8 +27,9 @@ export interface WebhookDelivery<Payload = unknown, RawBody extends Uint8Array =
    * SHA-256 (hex) of the text the signature covers: the body with Java's whitespace removed (or the
    * compatibility form that matched), in every mode. The same for every whitespace variant of one
    * delivery, so it is the key for a unique constraint of your own: the service sends no delivery id.
+   * A getter, hashed when first read: a spread or `JSON.stringify` of the delivery leaves it out.
    */
-  fingerprint: string
+  readonly fingerprint: string
 }
 
 /**
@@ -114,8 +115,7 @@ export function createReceiver<Payload = unknown>(
         if (schema !== undefined) payload = await validatePayload(schema, payload)
         const mode = auth.mode
         const deferred = settings.dedupe === undefined && !events.wanted('verified') ? deferredFingerprint(rawBody, signature) : undefined
-        if (deferred !== undefined)
-          return { ok: true, delivery: withDeferredFingerprint({ mode, payload: payload as Payload, rawBody }, deferred) }
+        if (deferred !== undefined) return { ok: true, delivery: new Delivery(mode, payload as Payload, rawBody, deferred) }
         const fingerprint = await fingerprintOf(rawBody, signature)
         const verdict = await dedupe(fingerprint)
         if (verdict.kind !== 'claimed') {
@@ -140,7 +140,7 @@ export function createReceiver<Payload = unknown>(
         }
         return {
           ok: true,
-          delivery: { mode: auth.mode, payload: payload as Payload, rawBody, fingerprint },
+          delivery: new Delivery(mode, payload as Payload, rawBody, fingerprint),
           ...(verdict.settle && { settle: verdict.settle }),
         }
       } catch (error) {
@@ -195,12 +195,29 @@ export function createReceiver<Payload = unknown>(
   }
 }
 
-/** A delivery whose fingerprint is hashed when first read (see `deferredFingerprint`). */
-function withDeferredFingerprint<Payload>(
-  delivery: Omit<WebhookDelivery<Payload>, 'fingerprint'>,
-  fingerprint: () => string,
-): WebhookDelivery<Payload> {
-  return Object.defineProperty(delivery, 'fingerprint', { get: fingerprint, enumerable: true }) as WebhookDelivery<Payload>
+/**
+ * A verified delivery. A class, so that a fingerprint hashed only when first read (see
+ * `deferredFingerprint`) costs no `Object.defineProperty` per delivery, which V8 runs on its slow
+ * path (see docs/benchmarks.md). `fingerprint` is a getter of the class, so a spread or
+ * `JSON.stringify` of the delivery leaves it out; read it by name.
+ */
+class Delivery<Payload> implements WebhookDelivery<Payload> {
+  mode: WebhookMode
+  payload: Payload
+  rawBody: Uint8Array
+  #fingerprint: string | (() => string)
+
+  constructor(mode: WebhookMode, payload: Payload, rawBody: Uint8Array, fingerprint: string | (() => string)) {
+    this.mode = mode
+    this.payload = payload
+    this.rawBody = rawBody
+    this.#fingerprint = fingerprint
+  }
+
+  get fingerprint(): string {
+    if (typeof this.#fingerprint === 'function') this.#fingerprint = this.#fingerprint()
+    return this.#fingerprint
+  }
 }
 
 /**
@@ -230,7 +247,7 @@ function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySiz
     if (declared !== undefined && declared > maxBodySize) throw payloadTooLarge(maxBodySize)
     let bytes: Uint8Array
     try {
-      const source = readSource(incoming.body, maxBodySize)
+      const source = readSource(incoming.body, maxBodySize, declared)
       bytes = source instanceof Uint8Array ? source : await source
     } catch (error) {
       throw bodyReadFailure(error, maxBodySize)
@@ -262,11 +279,11 @@ async function afterRefusal(
   return { refusal: new WebhookError(code, message, { headers: { ...headers, connection: 'close' }, paths, hint, cause }), bodyBytes }
 }
 
-function readSource(body: BodySource, limit: number): Promise<Uint8Array> | Uint8Array {
+function readSource(body: BodySource, limit: number, declaredLength: number | undefined): Promise<Uint8Array> | Uint8Array {
   if (body instanceof Uint8Array) return body
   if (body instanceof ArrayBuffer) return new Uint8Array(body)
   if (typeof body === 'string') return utf8(body)
-  if (typeof body === 'function') return body(limit)
+  if (typeof body === 'function') return body(limit, declaredLength)
   if (body === null || body === undefined) return new Uint8Array(0)
   return readLimited(body, limit)
 }

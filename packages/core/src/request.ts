@@ -7,7 +7,9 @@ export type HeaderSource = { get(name: string): string | null } | readonly strin
 /**
  * The body as an adapter has it: the raw bytes (when a body parser kept a copy), a Web stream
  * (a Fetch `Request`'s body), nothing, or a function that reads the bytes and fails once more than
- * `limit` arrive (Node's stream, read with the adapter's tools).
+ * `limit` arrive (Node's stream, read with the adapter's tools). The core calls it with the
+ * `Content-Length` it has already checked (one valid length, within `limit`), or `undefined` for a
+ * body the headers do not measure, so a reader need not parse the header again.
  */
 export type BodySource =
   | Uint8Array
@@ -16,7 +18,7 @@ export type BodySource =
   | ReadableStream<Uint8Array>
   | null
   | undefined
-  | ((limit: number) => Promise<Uint8Array>)
+  | ((limit: number, declaredLength: number | undefined) => Promise<Uint8Array>)
 
 /**
  * What an adapter hands the core: the request as the framework has it, web-shaped. A Fetch

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { fromBase64, fromBase64Url, fromHex, toBase64Url } from '../src/bytes.ts'
+import { fromBase64, fromBase64Url, fromHex, occursMoreThan, toBase64Url } from '../src/bytes.ts'
 
 // The decoders that stand between a sender's text and a comparison: each refuses, rather than
 // repairs, what is not exactly its own alphabet, so no two spellings decode to the same bytes.
@@ -39,5 +39,24 @@ describe('fromBase64Url', () => {
     // 'AQ' is 0x01; 'AR' spells the same byte with a stray low bit.
     expect(fromBase64Url('AQ')).toEqual(new Uint8Array([1]))
     expect(fromBase64Url('AR')).toBeUndefined()
+  })
+})
+
+describe('occursMoreThan', () => {
+  const text = (value: string) => new TextEncoder().encode(value)
+
+  it('counts every occurrence of every value, up to the limit', () => {
+    const body = text('{"a":[{"b":[1]}],"c":{}}')
+    // Three `{` and two `[`.
+    expect(occursMoreThan(body, [0x7b, 0x5b], 5)).toBe(false)
+    expect(occursMoreThan(body, [0x7b, 0x5b], 4)).toBe(true)
+    expect(occursMoreThan(body, [0x5b], 2)).toBe(false)
+    expect(occursMoreThan(body, [0x5b], 1)).toBe(true)
+  })
+
+  it('counts occurrences at both ends and next to each other', () => {
+    expect(occursMoreThan(text('[[x[['), [0x5b], 3)).toBe(true)
+    expect(occursMoreThan(text('[[x[['), [0x5b], 4)).toBe(false)
+    expect(occursMoreThan(new Uint8Array(0), [0x5b], 0)).toBe(false)
   })
 })

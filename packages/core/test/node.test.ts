@@ -124,6 +124,13 @@ describe('readNodeBody', () => {
     }
   })
 
+  it('takes the declared length from the core when given, rather than from the headers', async () => {
+    const { req } = nodeRequest({ chunks: ['{}'] })
+    const error = await refusal(readNodeBody(req, 64, HOW_TO_MOUNT, 3))
+    expect(error.code).toBe('invalid_body')
+    expect((await readNodeBody(nodeRequest({ chunks: ['{}'] }).req, 64, HOW_TO_MOUNT, 2)).toString()).toBe('{}')
+  })
+
   it('reads a body of its declared length, and a body that declares none', async () => {
     const declared = nodeRequest({ chunks: ['{}'], headers: { 'content-length': '2' } })
     const streamed = nodeRequest({ chunks: ['{', '}'], headers: { 'transfer-encoding': 'chunked' } })

@@ -34,7 +34,14 @@ describe('createReceiver', () => {
       const body = encode(BODY)
       const result = await createReceiver(secretMode).verify(request({ headers: await signed(), body }))
       const fingerprint = createHash('sha256').update(BODY.replace(/\s/g, '')).digest('hex')
-      expect(result).toEqual({ ok: true, delivery: { mode: 'secret', payload: JSON.parse(BODY), rawBody: body, fingerprint } })
+      if (!result.ok) throw new Error(`refused: ${result.response.body}`)
+      const { mode, payload, rawBody } = result.delivery
+      expect({ mode, payload, rawBody, fingerprint: result.delivery.fingerprint }).toEqual({
+        mode: 'secret',
+        payload: JSON.parse(BODY),
+        rawBody: body,
+        fingerprint,
+      })
     })
 
     it('accepts a signature over the body with every Unicode whitespace removed only with unicodeWhitespace: true', async () => {
@@ -191,8 +198,19 @@ describe('createReceiver', () => {
       const answer = await refusal({ ...wrongPassword, maxBodySize: 1000 }, request({ headers: basicHeader, body }))
       expect(answer.status).toBe(401)
       expect(body).toHaveBeenCalledTimes(1)
-      expect(body).toHaveBeenCalledWith(1000)
+      expect(body).toHaveBeenCalledWith(1000, undefined)
       expect(answer.headers.connection).toBeUndefined()
+    })
+
+    it('hands the reader the Content-Length it checked, so the reader need not parse it again', async () => {
+      const body = vi.fn(async () => encode(BODY))
+      const length = String(encode(BODY).byteLength)
+      const answer = await refusal(
+        { ...wrongPassword, maxBodySize: 1000 },
+        request({ headers: { ...basicHeader, 'content-length': length }, body }),
+      )
+      expect(answer.status).toBe(401)
+      expect(body).toHaveBeenCalledWith(1000, Number(length))
     })
 
     it('answers Connection: close when the unread body cannot be drained within the limit', async () => {
@@ -285,7 +303,7 @@ describe('createReceiver', () => {
       })
       const answer = await refusal(small, request({ headers: await signed(), body }))
       expect(answer.status).toBe(413)
-      expect(body).toHaveBeenCalledWith(16)
+      expect(body).toHaveBeenCalledWith(16, undefined)
     })
 
     it('answers 413 when a reader hands back more than the limit, as a cache filled earlier may', async () => {

@@ -124,7 +124,7 @@ function bodyOf(req: Request): IncomingRequest['body'] {
     if (kept instanceof Uint8Array) return Buffer.from(kept.buffer, kept.byteOffset, kept.byteLength)
     if (typeof kept === 'string') return Buffer.from(kept, 'utf8')
   }
-  return (limit) => readNodeBody(req, limit, HOW_TO_MOUNT)
+  return (limit, declared) => readNodeBody(req, limit, HOW_TO_MOUNT, declared)
 }
 
 function send(res: Response, { status, headers, body }: WebhookResponse): void {

@@ -166,7 +166,7 @@ function toIncomingRequest(request: FastifyRequest): IncomingRequest {
     url: request.url,
     origin: `${request.protocol}://${request.host}`,
     headers: nodeRequestHeaders(request.raw),
-    body: (limit) => readNodeBody(request.raw, limit, HOW_TO_MOUNT),
+    body: (limit, declared) => readNodeBody(request.raw, limit, HOW_TO_MOUNT, declared),
   }
 }
 

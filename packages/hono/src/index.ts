@@ -1,5 +1,6 @@
 import { createReceiver, type IncomingRequest, type WebhookDelivery, type WebhookOptions } from '@hookguard/core'
 import { checkOnError, fromFetchRequest, rawBodyUnavailable, toFetchResponse } from '@hookguard/core/adapter'
+import { readNodeBody } from '@hookguard/core/node'
 import type { Context, Env, HonoRequest, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { HTTPException } from 'hono/http-exception'
@@ -95,27 +96,38 @@ const encoder = new TextEncoder()
 
 function toIncomingRequest(c: Context): IncomingRequest {
   const { req } = c
-  const incoming = fromFetchRequest(req.raw, { howToMount: HOW_TO_MOUNT, headers: headersOf(c), readAll: () => req.arrayBuffer() })
-  return { ...incoming, body: (limit) => readBody(req, incoming.body, limit) }
+  const node = nodeRequestOf(c)
+  if (node !== undefined) {
+    return {
+      method: req.method,
+      url: req.url,
+      headers: node.rawHeaders,
+      body: (limit, declared) => readBody(req, () => readNodeBody(node, limit, HOW_TO_MOUNT, declared)),
+    }
+  }
+  const incoming = fromFetchRequest(req.raw, { howToMount: HOW_TO_MOUNT, readAll: () => req.arrayBuffer() })
+  return { ...incoming, body: (limit, declared) => readBody(req, () => incoming.body(limit, declared)) }
 }
 
 /**
- * On @hono/node-server the Node request is at hand as `c.env.incoming`: its raw header lines say
- * the same as `req.raw.headers`, which that server builds as a Fetch `Headers` only when asked,
- * at a cost of several times the HMAC of a 1 KiB delivery.
+ * On @hono/node-server the Node request is at hand as `c.env.incoming`, and the core reads it as
+ * it reads Express's and Koa's: its raw header lines (that server builds `req.raw.headers` as a
+ * Fetch `Headers` only when asked, at several times the cost of a 1 KiB HMAC) and its stream,
+ * within the limit, with no copy into a Fetch body. Elsewhere (Bun, Deno, Workers), the `Request`.
  */
-function headersOf(c: Context): IncomingRequest['headers'] {
-  const incoming = (c.env as { incoming?: { rawHeaders?: unknown } } | undefined)?.incoming
-  const raw = incoming?.rawHeaders
-  return Array.isArray(raw) && raw.length > 0 && raw.every((item) => typeof item === 'string') ? raw : c.req.raw.headers
+function nodeRequestOf(c: Context): NodeRequest | undefined {
+  const incoming = (c.env as { incoming?: Partial<NodeRequest> } | undefined)?.incoming
+  return Array.isArray(incoming?.rawHeaders) && typeof incoming.on === 'function' ? (incoming as NodeRequest) : undefined
 }
+
+/** Node's `IncomingMessage`, named without importing a Node module (this file runs everywhere). */
+type NodeRequest = Parameters<typeof readNodeBody>[0]
 
 /**
  * Reads the body through Hono's cache, so that the handler can still call `c.req.json()`: the
- * bytes a middleware before us cached are reused, and the bytes we read are cached for after
- * (`c.req.arrayBuffer()`, the whole-body read, caches its own).
+ * bytes a middleware before us cached are reused, and the bytes we read are cached for after.
  */
-async function readBody(req: HonoRequest, read: (limit: number) => Promise<Uint8Array>, limit: number): Promise<Uint8Array> {
+async function readBody(req: HonoRequest, read: () => Promise<Uint8Array>): Promise<Uint8Array> {
   const cache = req.bodyCache as BodyCache
   if (Object.keys(cache).length > 0) {
     const cached = await cachedBytes(cache)
@@ -123,10 +135,37 @@ async function readBody(req: HonoRequest, read: (limit: number) => Promise<Uint8
     // Parsed JSON or form data cannot be turned back into the bytes that were signed.
     throw rawBodyUnavailable(HOW_TO_MOUNT)
   }
-  const bytes = await read(limit)
-  cache.arrayBuffer ??= Promise.resolve(ownBuffer(bytes))
+  const bytes = await read()
+  // Hono reads its cache with `for…in` and by name; a class whose entry copies the bytes into an
+  // ArrayBuffer of their own only when asked serves both, at the cost of one object. (Hono types
+  // the entries as values; they are promises of them, as `BodyCache` says.)
+  if (Object.keys(req.bodyCache).length === 0) req.bodyCache = new ReadBody(bytes) as BodyCache as HonoRequest['bodyCache']
   return bytes
 }
+
+/**
+ * Hono's body cache after webhook() read the body: the `arrayBuffer` entry, made when first read,
+ * since most handlers read `c.get('webhook')` instead. Other entries Hono adds as it derives them.
+ */
+class ReadBody {
+  readonly #bytes: Uint8Array
+  #arrayBuffer: Promise<ArrayBuffer> | undefined
+
+  constructor(bytes: Uint8Array) {
+    this.#bytes = bytes
+  }
+
+  get arrayBuffer(): Promise<ArrayBuffer> {
+    this.#arrayBuffer ??= Promise.resolve(ownBuffer(this.#bytes))
+    return this.#arrayBuffer
+  }
+
+  set arrayBuffer(value: Promise<ArrayBuffer>) {
+    this.#arrayBuffer = value
+  }
+}
+// Enumerable, so Hono's `for…in` over the cache finds it to derive `text`, `blob` or `formData`.
+Object.defineProperty(ReadBody.prototype, 'arrayBuffer', { enumerable: true })
 
 async function cachedBytes({ arrayBuffer, blob, text }: BodyCache): Promise<Uint8Array | undefined> {
   if (arrayBuffer !== undefined) return new Uint8Array(await arrayBuffer)
@@ -141,7 +180,8 @@ async function cachedBytes({ arrayBuffer, blob, text }: BodyCache): Promise<Uint
 function ownBuffer(bytes: Uint8Array): ArrayBuffer {
   const { buffer, byteOffset, byteLength } = bytes
   if (buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength) return buffer
-  return bytes.slice().buffer as ArrayBuffer
+  // Copied by the typed-array constructor: on Node, a chunk's `slice()` is a view, not a copy.
+  return new Uint8Array(bytes).buffer
 }
 
 export type { WebhookAuth, WebhookDelivery, WebhookErrorCode, WebhookEvent, WebhookOptions, WebhookRequest } from '@hookguard/core'

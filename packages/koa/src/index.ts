@@ -94,7 +94,7 @@ function bodyOf(ctx: Context): IncomingRequest['body'] {
   // The body parsers decode as UTF-8, so encoding their text back gives the bytes received.
   const { rawBody } = ctx.request as ParsedRequest
   if (typeof rawBody === 'string') return Buffer.from(rawBody, 'utf8')
-  return (limit) => readNodeBody(ctx.req, limit, HOW_TO_MOUNT)
+  return (limit, declared) => readNodeBody(ctx.req, limit, HOW_TO_MOUNT, declared)
 }
 
 function send(ctx: Context, { status, headers, body }: WebhookResponse): void {

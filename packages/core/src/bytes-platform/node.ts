@@ -17,3 +17,14 @@ export function containsAnyByte(data: Uint8Array, values: readonly number[]): bo
   for (const value of values) if (indexOf.call(data, value) !== -1) return true
   return false
 }
+
+/** Whether the bytes in `values` occur more than `limit` times in all: memchr from one to the next. */
+export function occursMoreThan(data: Uint8Array, values: readonly number[], limit: number): boolean {
+  let count = 0
+  for (const value of values) {
+    for (let at = indexOf.call(data, value); at !== -1; at = indexOf.call(data, value, at + 1)) {
+      if (++count > limit) return true
+    }
+  }
+  return false
+}

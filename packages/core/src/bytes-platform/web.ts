@@ -13,3 +13,14 @@ export function containsAnyByte(data: Uint8Array, values: readonly number[]): bo
   for (let i = 0; i < data.length; i++) if (wanted[data[i] as number] === 1) return true
   return false
 }
+
+/** Whether the bytes in `values` occur more than `limit` times in all (the engine's native `indexOf`). */
+export function occursMoreThan(data: Uint8Array, values: readonly number[], limit: number): boolean {
+  let count = 0
+  for (const value of values) {
+    for (let at = data.indexOf(value); at !== -1; at = data.indexOf(value, at + 1)) {
+      if (++count > limit) return true
+    }
+  }
+  return false
+}
