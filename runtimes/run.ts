@@ -10,7 +10,7 @@ import { MOCK_APP } from './suite/mock-app.ts'
 
 // `pnpm test:runtimes` (after `pnpm build`): the runtime matrix of issues 6 and 8.
 //
-//   Node 22, 24    vitest's conformance project (Express, Koa, Hono); with --all, every project
+//   Node 22, 24    vitest's conformance project (Express, Koa, Fastify, Hono, a Fetch handler); with --all, every project
 //   Bun, Deno      core vectors, the conformance table in process (Hono, fetch handler), the client: once on
 //                  the core build the runtime picks itself (node), once with the Worker
 //                  condition (web); each asserts which build it loaded. Then both apps
@@ -168,7 +168,8 @@ function matrix(): Job[] {
     return {
       runtime: `node ${version(name)}`,
       build: 'src',
-      suite: args.all === undefined ? 'vitest: conformance project (Express, Koa, Hono)' : 'vitest: every project',
+      suite:
+        args.all === undefined ? 'vitest: conformance project (Express, Koa, Fastify, Hono, a Fetch handler)' : 'vitest: every project',
       lane: 'vitest',
       command: node,
       args: [

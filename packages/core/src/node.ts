@@ -2,6 +2,10 @@
  * `@hookguard/core/node`: what every Node adapter (Express, Koa, and those to come) needs of a
  * Node `IncomingMessage`, written once: its headers as the core reads them best, and its body
  * read within a limit. Framework-free; no verification here.
+ *
+ * Its export has a Web build beside the Node one, so that an adapter that runs everywhere (Hono)
+ * can import it without the core's Node build landing in a Worker's bundle: nothing here runs
+ * until called, and such an adapter calls it only where a Node request (and Node's `Buffer`) exists.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { declaredBodyLength } from './body.ts'
