@@ -43,6 +43,8 @@ export interface HttpVariantResult {
 
 export interface HttpResult {
   framework: Framework
+  /** The load shape: autocannon's concurrent connections. */
+  connections: number
   baseline: HttpVariantResult
   /** The parser plus one bare HMAC of the raw bytes: the floor for any verifying server. */
   hmac: HttpVariantResult
@@ -52,11 +54,15 @@ export interface HttpResult {
   cpuRatios: number[]
   /** The same for the bare-HMAC variant: how much of the target the HMAC alone uses up. */
   hmacRatio: number
+  /** Median over rounds of webhook CPU/request ÷ parser + bare HMAC CPU/request: `webhook()` against the floor. */
+  floorRatio: number
+  floorRatios: number[]
 }
 
 const quick = process.argv.includes('--quick')
 const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--framework='.length)
-const CONNECTIONS = 10
+// Two load shapes, so that a win is not an artefact of one: a few busy connections, and many.
+const CONNECTION_SHAPES = quick ? [10] : [10, 50]
 const WARMUP_S = quick ? 0.5 : 3
 const DURATION_S = quick ? 1.5 : 6
 const ROUNDS = quick ? 1 : 4
@@ -109,14 +115,14 @@ const headers = {
   'x-service-hmac-signature': await sign(payload.bytes, SECRET),
 }
 
-async function load(server: Server, seconds: number) {
+async function load(server: Server, seconds: number, connections: number) {
   const before = await server.cpu()
   const result = await autocannon({
     url: server.url,
     method: 'POST',
     headers,
     body: payload.text,
-    connections: CONNECTIONS,
+    connections,
     pipelining: 1,
     duration: seconds,
   })
@@ -135,22 +141,24 @@ async function load(server: Server, seconds: number) {
   }
 }
 
-async function bench(framework: Framework): Promise<HttpResult> {
+async function bench(framework: Framework, connections: number): Promise<HttpResult> {
   const servers = Object.fromEntries(
     await Promise.all(VARIANTS.map(async (variant) => [variant, await startServer(framework, variant)] as const)),
   ) as Record<Variant, Server>
   try {
-    for (const server of Object.values(servers)) await load(server, WARMUP_S)
+    for (const server of Object.values(servers)) await load(server, WARMUP_S, connections)
     const runs: Record<Variant, Awaited<ReturnType<typeof load>>[]> = { baseline: [], hmac: [], webhook: [] }
     const ratios: number[] = []
     const hmacRatios: number[] = []
+    const floorRatios: number[] = []
     for (let round = 0; round < ROUNDS; round++) {
       // Rotated every round, so drift on the machine does not land on one variant.
       const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant)
-      for (const variant of order) runs[variant].push(await load(servers[variant], DURATION_S))
+      for (const variant of order) runs[variant].push(await load(servers[variant], DURATION_S, connections))
       const cpu = (variant: Variant) => runs[variant][round]?.cpuUs as number
       ratios.push(cpu('webhook') / cpu('baseline'))
       hmacRatios.push(cpu('hmac') / cpu('baseline'))
+      floorRatios.push(cpu('webhook') / cpu('hmac'))
     }
     const summary = (variant: Variant): HttpVariantResult => ({
       cpuUs: median(runs[variant].map((r) => r.cpuUs)),
@@ -160,16 +168,20 @@ async function bench(framework: Framework): Promise<HttpResult> {
     })
     const result: HttpResult = {
       framework,
+      connections,
       baseline: summary('baseline'),
       hmac: summary('hmac'),
       webhook: summary('webhook'),
       cpuRatio: median(ratios),
       cpuRatios: ratios,
       hmacRatio: median(hmacRatios),
+      floorRatio: median(floorRatios),
+      floorRatios,
     }
     console.error(
-      `http: ${framework}: ${result.baseline.cpuUs.toFixed(1)} -> ${result.webhook.cpuUs.toFixed(1)} µs CPU/request (${result.cpuRatio.toFixed(3)}x; ` +
-        `parser + bare HMAC ${result.hmacRatio.toFixed(3)}x), ${result.baseline.reqPerSec.toFixed(0)} -> ${result.webhook.reqPerSec.toFixed(0)} req/s`,
+      `http: ${framework}, ${connections} connections: ${result.baseline.cpuUs.toFixed(1)} -> ${result.webhook.cpuUs.toFixed(1)} µs CPU/request (${result.cpuRatio.toFixed(3)}x; ` +
+        `parser + bare HMAC ${result.hmacRatio.toFixed(3)}x; webhook() over that floor ${result.floorRatio.toFixed(3)}x), ` +
+        `${result.baseline.reqPerSec.toFixed(0)} -> ${result.webhook.reqPerSec.toFixed(0)} req/s`,
     )
     return result
   } finally {
@@ -178,8 +190,8 @@ async function bench(framework: Framework): Promise<HttpResult> {
 }
 
 const results: HttpResult[] = []
-for (const framework of FRAMEWORKS) if (!only || only === framework) results.push(await bench(framework))
-console.log(
-  RESULT_PREFIX +
-    JSON.stringify({ runtime: `node ${process.version}`, connections: CONNECTIONS, durationS: DURATION_S, rounds: ROUNDS, results }),
-)
+for (const framework of FRAMEWORKS) {
+  if (only && only !== framework) continue
+  for (const connections of CONNECTION_SHAPES) results.push(await bench(framework, connections))
+}
+console.log(RESULT_PREFIX + JSON.stringify({ runtime: `node ${process.version}`, durationS: DURATION_S, rounds: ROUNDS, results }))

@@ -46,7 +46,7 @@ export interface Figures {
   micro?: { runtime: string; results: PayloadResult[] }
   memory?: { runtime: string; size: number; wasmRetained?: number; results: MemoryResult[] }
   web?: WebRun[]
-  http?: { runtime: string; connections: number; durationS: number; rounds: number; results: HttpResult[] }
+  http?: { runtime: string; durationS: number; rounds: number; results: HttpResult[] }
   adversarial?: AdversarialFigures
 }
 
@@ -265,7 +265,7 @@ async function main() {
   }
   if (parts.includes('http')) {
     figures.http = await withRetry('http', () =>
-      runChild('http', process.execPath, [...process.execArgv, join(BENCH, 'http.ts'), ...quickFlag], { timeoutS: 120 * scale }),
+      runChild('http', process.execPath, [...process.execArgv, join(BENCH, 'http.ts'), ...quickFlag], { timeoutS: 240 * scale }),
     )
   }
   if (parts.includes('adversarial')) {
