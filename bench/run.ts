@@ -8,10 +8,11 @@
  * docs/benchmarks.json and bench/notes.md).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, release, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { build, staleBuilds } from '@hookguard/testkit/builds'
 import type { AdversarialFigures } from './adversarial.ts'
 import type { HttpResult } from './http.ts'
 import type { PayloadResult } from './measure.ts'
@@ -87,15 +88,6 @@ function runChild<T>(label: string, command: string, args: string[], options: { 
 const nodeTs = (file: string, extra: string[] = []) => [...process.execArgv, '--expose-gc', join(BENCH, file), ...extra]
 const quickFlag = quick ? ['--quick'] : []
 
-function newestMtime(dir: string): number {
-  let newest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs)
-  }
-  return newest
-}
-
 const BUILT_FILES = [
   'core/dist/node/index.js',
   'core/dist/web/index.js',
@@ -126,24 +118,19 @@ async function withRetry<T>(label: string, run: () => Promise<T>): Promise<T> {
 
 /** Rebuilds the measured packages whose build is older than their source. */
 function ensureBuilt() {
-  const stale: string[] = []
-  for (const [name, built] of [
-    ['core', ['dist/node/index.js', 'dist/web/index.js']],
-    ['express', ['dist/index.js']],
-    ['koa', ['dist/index.js']],
-    ['hono', ['dist/index.js']],
-  ] as const) {
-    const dir = join(ROOT, 'packages', name)
-    const source = Math.max(newestMtime(join(dir, 'src')), statSync(join(dir, 'package.json')).mtimeMs)
-    if (built.some((file) => !existsSync(join(dir, file)) || statSync(join(dir, file)).mtimeMs < source)) stale.push(`@hookguard/${name}`)
-  }
+  const stale = staleBuilds({
+    core: ['dist/node/index.js', 'dist/web/index.js'],
+    express: ['dist/index.js'],
+    koa: ['dist/index.js'],
+    hono: ['dist/index.js'],
+  })
   if (stale.length === 0) return
   if (argv.includes('--no-build')) {
     console.error(`bench: ${stale.join(', ')} built from older source (--no-build given)`)
     return
   }
   console.error(`bench: building ${stale.join(', ')}`)
-  execFileSync('pnpm', [...stale.flatMap((s) => ['--filter', s]), 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+  build(stale)
 }
 
 function version(command: string, args: string[]): string {
