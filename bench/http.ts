@@ -4,13 +4,18 @@
  * `tsx bench/http.ts [--quick]`.
  *
  * The load generator (autocannon) runs here and each server in a child process, so the CPU the
- * child reports is the server's alone. CPU per request is the primary figure: on two cores both
- * processes compete, so req/s moves with whatever else the machine does, while the CPU a request
- * costs the server moves much less. The three servers of a framework (see http-server.ts) stay up
- * and are loaded in turns, the order rotated every round, and each round's ratios divide figures
- * taken a minute apart at most.
+ * child reports is the server's alone. CPU per request is the primary figure: req/s moves with
+ * whatever else the machine does, while the CPU a request costs the server moves much less.
+ *
+ * Two sources of noise are kept out of the ratios. On two cores the load generator and a server
+ * compete for both, so each is pinned to a core of its own where `taskset` exists. And one server
+ * process differs from another of the same code by up to a tenth in CPU per request (where the JIT
+ * and the allocator happened to put things), so every round starts the three servers afresh, warms
+ * them, loads them at each load shape in a rotated order, and stops them: a ratio is a median over
+ * rounds of ratios between processes started together, not one draw of three processes.
  */
-import { type ChildProcess, fork } from 'node:child_process'
+import { type ChildProcess, execFileSync, fork } from 'node:child_process'
+import { availableParallelism } from 'node:os'
 import { sign } from '@hookguard/core'
 import { makePayload } from '@hookguard/testkit/payload'
 import { FRAMEWORKS, type Framework, PATH, SECRET, type ServerMessage, VARIANTS, type Variant } from './http-server.ts'
@@ -43,6 +48,8 @@ export interface HttpVariantResult {
 
 export interface HttpResult {
   framework: Framework
+  /** Whether the servers and the load generator ran on cores of their own. */
+  pinned: boolean
   /** The load shape: autocannon's concurrent connections. */
   connections: number
   baseline: HttpVariantResult
@@ -63,9 +70,9 @@ const quick = process.argv.includes('--quick')
 const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--framework='.length)
 // Two load shapes, so that a win is not an artefact of one: a few busy connections, and many.
 const CONNECTION_SHAPES = quick ? [10] : [10, 50]
-const WARMUP_S = quick ? 0.5 : 3
-const DURATION_S = quick ? 1.5 : 6
-const ROUNDS = quick ? 1 : 4
+const WARMUP_S = quick ? 0.5 : 2
+const DURATION_S = quick ? 1.5 : 3
+const ROUNDS = quick ? 1 : 8
 
 // No declarations for autocannon are installed; a variable specifier keeps TypeScript from looking.
 const autocannonSpecifier: string = 'autocannon'
@@ -75,6 +82,23 @@ process.on('exit', () => {
   for (const child of children) child.kill()
 })
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130))
+
+/**
+ * With two CPUs or more and util-linux's `taskset`, the load generator runs on the first CPU and
+ * every server on the second, so the two never take turns on one core: a server's CPU per request
+ * then no longer carries the cache misses and migrations of sharing one with autocannon.
+ */
+const PIN = availableParallelism() >= 2 && pin(process.pid, 0)
+const SERVER_CPU = 1
+
+function pin(pid: number, cpu: number): boolean {
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
 
 interface Server {
   variant: Variant
@@ -87,6 +111,7 @@ function startServer(framework: Framework, variant: Variant): Promise<Server> {
   // the adapters' and the core's builds, as users do.
   const child = fork(new URL('./http-server.ts', import.meta.url), [framework, variant], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   children.add(child)
+  if (PIN && child.pid !== undefined) pin(child.pid, SERVER_CPU)
   child.on('exit', () => children.delete(child))
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`http: ${framework} ${variant} did not start`)), 20_000)
@@ -141,57 +166,68 @@ async function load(server: Server, seconds: number, connections: number) {
   }
 }
 
-async function bench(framework: Framework, connections: number): Promise<HttpResult> {
-  const servers = Object.fromEntries(
-    await Promise.all(VARIANTS.map(async (variant) => [variant, await startServer(framework, variant)] as const)),
-  ) as Record<Variant, Server>
+type Load = Awaited<ReturnType<typeof load>>
+
+/** One round: the three servers started afresh, warmed, loaded at every shape in `order`, stopped. */
+async function round(framework: Framework, order: readonly Variant[]): Promise<Map<number, Record<Variant, Load>>> {
+  const servers = await Promise.all(order.map((variant) => startServer(framework, variant)))
   try {
-    for (const server of Object.values(servers)) await load(server, WARMUP_S, connections)
-    const runs: Record<Variant, Awaited<ReturnType<typeof load>>[]> = { baseline: [], hmac: [], webhook: [] }
-    const ratios: number[] = []
-    const hmacRatios: number[] = []
-    const floorRatios: number[] = []
-    for (let round = 0; round < ROUNDS; round++) {
-      // Rotated every round, so drift on the machine does not land on one variant.
-      const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant)
-      for (const variant of order) runs[variant].push(await load(servers[variant], DURATION_S, connections))
-      const cpu = (variant: Variant) => runs[variant][round]?.cpuUs as number
-      ratios.push(cpu('webhook') / cpu('baseline'))
-      hmacRatios.push(cpu('hmac') / cpu('baseline'))
-      floorRatios.push(cpu('webhook') / cpu('hmac'))
+    for (const server of servers) await load(server, WARMUP_S, CONNECTION_SHAPES[0] as number)
+    const byShape = new Map<number, Record<Variant, Load>>()
+    for (const connections of CONNECTION_SHAPES) {
+      const loads = {} as Record<Variant, Load>
+      for (const server of servers) loads[server.variant] = await load(server, DURATION_S, connections)
+      byShape.set(connections, loads)
     }
-    const summary = (variant: Variant): HttpVariantResult => ({
-      cpuUs: median(runs[variant].map((r) => r.cpuUs)),
-      reqPerSec: median(runs[variant].map((r) => r.reqPerSec)),
-      p99Ms: median(runs[variant].map((r) => r.p99Ms)),
-      requests: median(runs[variant].map((r) => r.requests)),
-    })
-    const result: HttpResult = {
-      framework,
-      connections,
-      baseline: summary('baseline'),
-      hmac: summary('hmac'),
-      webhook: summary('webhook'),
-      cpuRatio: median(ratios),
-      cpuRatios: ratios,
-      hmacRatio: median(hmacRatios),
-      floorRatio: median(floorRatios),
-      floorRatios,
-    }
-    console.error(
-      `http: ${framework}, ${connections} connections: ${result.baseline.cpuUs.toFixed(1)} -> ${result.webhook.cpuUs.toFixed(1)} µs CPU/request (${result.cpuRatio.toFixed(3)}x; ` +
-        `parser + bare HMAC ${result.hmacRatio.toFixed(3)}x; webhook() over that floor ${result.floorRatio.toFixed(3)}x), ` +
-        `${result.baseline.reqPerSec.toFixed(0)} -> ${result.webhook.reqPerSec.toFixed(0)} req/s`,
-    )
-    return result
+    return byShape
   } finally {
     for (const child of children) child.kill()
   }
 }
 
+async function bench(framework: Framework): Promise<HttpResult[]> {
+  const rounds: Map<number, Record<Variant, Load>>[] = []
+  for (let i = 0; i < ROUNDS; i++) {
+    // Rotated every round, so drift on the machine does not land on one variant.
+    const order = VARIANTS.map((_, k) => VARIANTS[(k + i) % VARIANTS.length] as Variant)
+    rounds.push(await round(framework, order))
+  }
+  return CONNECTION_SHAPES.map((connections) => {
+    const runs = rounds.map((r) => r.get(connections) as Record<Variant, Load>)
+    const ratios = (top: Variant, bottom: Variant) => runs.map((r) => r[top].cpuUs / r[bottom].cpuUs)
+    const summary = (variant: Variant): HttpVariantResult => ({
+      cpuUs: median(runs.map((r) => r[variant].cpuUs)),
+      reqPerSec: median(runs.map((r) => r[variant].reqPerSec)),
+      p99Ms: median(runs.map((r) => r[variant].p99Ms)),
+      requests: median(runs.map((r) => r[variant].requests)),
+    })
+    const cpuRatios = ratios('webhook', 'baseline')
+    const floorRatios = ratios('webhook', 'hmac')
+    const result: HttpResult = {
+      framework,
+      pinned: PIN,
+      connections,
+      baseline: summary('baseline'),
+      hmac: summary('hmac'),
+      webhook: summary('webhook'),
+      cpuRatio: median(cpuRatios),
+      cpuRatios,
+      hmacRatio: median(ratios('hmac', 'baseline')),
+      floorRatio: median(floorRatios),
+      floorRatios,
+    }
+    console.error(
+      `http: ${framework}, ${connections} connections: ${result.baseline.cpuUs.toFixed(1)} -> ${result.webhook.cpuUs.toFixed(1)} µs CPU/request (${result.cpuRatio.toFixed(3)}x; ` +
+        `parser + bare HMAC ${result.hmacRatio.toFixed(3)}x; webhook() over that floor ${result.floorRatio.toFixed(3)}x ` +
+        `[${floorRatios.map((v) => v.toFixed(2)).join(' ')}]), ${result.baseline.reqPerSec.toFixed(0)} -> ${result.webhook.reqPerSec.toFixed(0)} req/s`,
+    )
+    return result
+  })
+}
+
 const results: HttpResult[] = []
 for (const framework of FRAMEWORKS) {
   if (only && only !== framework) continue
-  for (const connections of CONNECTION_SHAPES) results.push(await bench(framework, connections))
+  results.push(...(await bench(framework)))
 }
 console.log(RESULT_PREFIX + JSON.stringify({ runtime: `node ${process.version}`, durationS: DURATION_S, rounds: ROUNDS, results }))

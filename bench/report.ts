@@ -169,7 +169,7 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
   return [
     `### Target 4: HTTP, 1 KiB signed delivery over loopback (${http.runtime})`,
     '',
-    `Server CPU per request (user + system, from the server process), median over ${http.rounds} rounds of ${http.durationS} s runs at each load shape (concurrent connections), the three servers' order rotated every round; each ratio is the median of the per-round ratios (each round's in brackets). Baseline: the framework's usual JSON parser and the same handler, no verification. Parser + bare HMAC: the baseline plus one \`createHmac\` over the raw bytes and nothing else, the least any verifying server can cost (its ratio to the baseline shows how much of target 4 one HMAC uses up on this machine). Target 4 judges \`webhook()\` against the parser; target 4, floor, against the parser plus the bare HMAC.`,
+    `Server CPU per request (user + system, from the server process), median over ${http.rounds} rounds of ${http.durationS} s runs at each load shape (concurrent connections). Every round starts the three servers afresh (one process differs from another of the same code by up to a tenth), warms them and loads them in a rotated order; ${pinnedText(http.results)} Each ratio is the median of the per-round ratios (each round's in brackets). Baseline: the framework's usual JSON parser and the same handler, no verification. Parser + bare HMAC: the baseline plus one \`createHmac\` over the raw bytes and nothing else, the least any verifying server can cost (its ratio to the baseline shows how much of target 4 one HMAC uses up on this machine). Target 4 judges \`webhook()\` against the parser; target 4, floor, against the parser plus the bare HMAC.`,
     '',
     table(
       [
@@ -188,6 +188,12 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
       rows,
     ),
   ].join('\n')
+}
+
+function pinnedText(results: readonly HttpResult[]): string {
+  return results.every((r) => r.pinned)
+    ? 'the load generator runs on one core and the servers on the other (`taskset`), so they never share one.'
+    : 'the load generator and the servers shared the cores (no `taskset`, or one core).'
 }
 
 function memoryTable(memory: NonNullable<Figures['memory']>, misses: Miss[]): string {

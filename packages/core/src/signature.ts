@@ -2,6 +2,7 @@ import { backend } from '#crypto'
 import { containsAnyByte, fromHex, toBytes, toHex } from './bytes.ts'
 import { gsonCandidate, stripUnicodeWhitespace } from './canonical.ts'
 import { timingSafeEqual } from './constant-time.ts'
+import type { HmacKey } from './crypto/types.ts'
 import { keyFor } from './hmac-keys.ts'
 
 const DIGEST_HEX_LENGTH = 64
@@ -74,14 +75,47 @@ export async function matchSignature(
   const expected = parseSignatureHeader(header)
   // Stryker disable next-line ConditionalExpression: speed only — with no digest in the header the HMACs find no match either (→ true is killed)
   if (expected.length === 0) return undefined
-
   const raw = toBytes(body)
-  // One secret is the usual case, and awaiting it alone is cheaper than Promise.all.
+  // importKeys and matchDigests, written out: each async call more costs a 1 KiB verification a
+  // few percent (see docs/benchmarks.md, notes).
   // Stryker disable next-line ConditionalExpression: speed only — Promise.all over one secret imports the same key (→ true is killed)
   const keys = list.length === 1 ? [await keyFor(list[0] as string)] : await Promise.all(list.map(keyFor))
+  if (matchesAny(await backend.canonicalHmac(keys, raw), expected)) return SERVICE_FORM
+  return matchCompatibilityForms(raw, expected, keys, unicodeWhitespace)
+}
+
+/**
+ * The HMAC keys of checked secrets. One secret is the usual case, and awaiting it alone is
+ * cheaper than `Promise.all`. A receiver imports its fixed secrets once, at setup.
+ */
+export async function importKeys(secrets: readonly string[]): Promise<HmacKey[]> {
+  // Stryker disable next-line ConditionalExpression: speed only — Promise.all over one secret imports the same key (→ true is killed)
+  return secrets.length === 1 ? [await keyFor(secrets[0] as string)] : Promise.all(secrets.map(keyFor))
+}
+
+/**
+ * The candidates in the protocol's order (see canonical.ts), against the digests a header holds
+ * ({@link parseSignatureHeader}), with keys already imported: what a receiver runs per delivery.
+ */
+export async function matchDigests(
+  raw: Uint8Array,
+  expected: readonly Uint8Array[],
+  keys: readonly HmacKey[],
+  unicodeWhitespace: boolean,
+): Promise<SignatureMatch | undefined> {
   // The service's own form. Exact: the body is hashed as received only when it holds none of
   // Java's six whitespace bytes.
   if (matchesAny(await backend.canonicalHmac(keys, raw), expected)) return SERVICE_FORM
+  return matchCompatibilityForms(raw, expected, keys, unicodeWhitespace)
+}
+
+/** The forms tried only once the service's own has failed, each only where it differs from it. */
+async function matchCompatibilityForms(
+  raw: Uint8Array,
+  expected: readonly Uint8Array[],
+  keys: readonly HmacKey[],
+  unicodeWhitespace: boolean,
+): Promise<SignatureMatch | undefined> {
   if (unicodeWhitespace) {
     const text = stripUnicodeWhitespace(raw)
     if (text !== undefined && matchesAny(await backend.hmac(keys, text), expected)) return { form: 'unicode', text }
@@ -126,7 +160,7 @@ function matchesAny(digests: readonly Uint8Array[], expected: readonly Uint8Arra
 }
 
 /** The 32-byte digests a header holds; values that are not 64 hex digits are dropped. */
-function parseSignatureHeader(header: string | null | undefined): Uint8Array[] {
+export function parseSignatureHeader(header: string | null | undefined): Uint8Array[] {
   // Stryker disable next-line ArrayDeclaration: equivalent — a string entry never equals a 32-byte digest
   if (!header) return []
   // The service sends one value: no need to split.

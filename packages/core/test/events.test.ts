@@ -103,6 +103,13 @@ describe('onEvent', () => {
     ])
   })
 
+  it('gives no hint for a tenant with no secret: there is no secret for the header to be compared with', async () => {
+    const { receiver, events } = recording({ auth: { mode: 'secret', secret: () => [] } })
+    await receiver.verify(post(COMPACT, { 'x-service-hmac-signature': 'zz'.repeat(32) }))
+    expect(events).toEqual([expect.objectContaining({ type: 'rejected', code: 'invalid_signature' })])
+    expect(events[0]).not.toHaveProperty('hint')
+  })
+
   it('hints that a body that is not Gson output may have been re-serialised', async () => {
     const { receiver, events } = recording({ auth: { mode: 'secret', secret: SECRET } })
     await receiver.verify(post(COMPACT, { 'x-service-hmac-signature': await sign(COMPACT, 'another secret') }))

@@ -129,7 +129,7 @@ type NodeRequest = Parameters<typeof readNodeBody>[0]
  */
 async function readBody(req: HonoRequest, read: () => Promise<Uint8Array>): Promise<Uint8Array> {
   const cache = req.bodyCache as BodyCache
-  if (Object.keys(cache).length > 0) {
+  if (!isEmpty(cache)) {
     const cached = await cachedBytes(cache)
     if (cached !== undefined) return cached
     // Parsed JSON or form data cannot be turned back into the bytes that were signed.
@@ -139,8 +139,14 @@ async function readBody(req: HonoRequest, read: () => Promise<Uint8Array>): Prom
   // Hono reads its cache with `for…in` and by name; a class whose entry copies the bytes into an
   // ArrayBuffer of their own only when asked serves both, at the cost of one object. (Hono types
   // the entries as values; they are promises of them, as `BodyCache` says.)
-  if (Object.keys(req.bodyCache).length === 0) req.bodyCache = new ReadBody(bytes) as BodyCache as HonoRequest['bodyCache']
+  if (isEmpty(req.bodyCache)) req.bodyCache = new ReadBody(bytes) as BodyCache as HonoRequest['bodyCache']
   return bytes
+}
+
+/** Whether Hono's body cache holds nothing, asked as Hono itself walks it (`for…in`), without a list of keys per request. */
+function isEmpty(cache: object): boolean {
+  for (const _ in cache) return false
+  return true
 }
 
 /**

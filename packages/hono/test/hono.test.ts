@@ -54,6 +54,15 @@ describe.each(runners)('Hono (%s)', (_, run) => {
       expect(JSON.parse(reply.text)).toEqual(payload)
     })
 
+    it("verifies again after another webhook() read it (one for every route, one of the route's own)", async () => {
+      const app = new Hono()
+      app.use('/hooks/*', webhook({ auth }))
+      app.post('/hooks/orders', webhook({ auth, maxBodySize: 64 * 1024 }), (c) => c.json(c.get('webhook').payload))
+      const reply = await (await run(app))({ ...signed, path: '/hooks/orders' })
+      expect(reply.status).toBe(200)
+      expect(JSON.parse(reply.text)).toEqual(payload)
+    })
+
     it('answers 413 payload_too_large when the cached body is over maxBodySize', async () => {
       const app = new Hono()
       app.post(

@@ -7,7 +7,9 @@ import { isUtf8 } from 'node:buffer'
  */
 export function decodeUtf8(data: Uint8Array): string {
   if (!isUtf8(data)) throw new TypeError('The data is not valid UTF-8')
-  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')
+  // The Node adapters hand over a Buffer already: no view to make per delivery.
+  const buffer = data instanceof Buffer ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  return buffer.toString('utf8')
 }
 
 const indexOf = Buffer.prototype.indexOf
