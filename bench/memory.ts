@@ -12,6 +12,8 @@
  * figure, so it is traced: every instance made is wrapped to record the bytes copied into it per
  * call (its `strip` export's length argument) and the size its memory has grown to, which it keeps.
  */
+import { createHmac } from 'node:crypto'
+import { Session } from 'node:inspector/promises'
 import { PerformanceObserver } from 'node:perf_hooks'
 import { makePayload, type Shape } from '@hookguard/testkit/payload'
 import { median, RESULT_PREFIX } from './measure.ts'
@@ -43,7 +45,7 @@ class TracedInstance extends NativeInstance {
 }
 WebAssembly.Instance = TracedInstance
 // Imported after the trace is in place; the stripper's instance is made on first use anyway.
-const { sign, verifySignature } = await import('@hookguard/core')
+const { createReceiver, sign, verifySignature } = await import('@hookguard/core')
 const wasmRetained = () => [...wasm.memories].reduce((sum, memory) => sum + memory.buffer.byteLength, 0)
 
 const SECRET = 'hookguard-bench-secret-7d1e4c2b9a'
@@ -110,8 +112,75 @@ async function measureShape(shape: Shape): Promise<MemoryResult> {
   return { shape, arrayBuffers, heap, wasmCopiedIn, copies: (arrayBuffers + heap + wasmCopiedIn) / SIZE, maxCopies, trials: buffers.length }
 }
 
+/**
+ * Heap bytes allocated per verified 1 KiB delivery: by `createReceiver().verify()` (a Node
+ * adapter's call, the body handed over as the bytes read), and by the floor of the HTTP bench
+ * (decode, one `createHmac`, `JSON.parse`). Inside a loaded server each byte is paid again by the
+ * young-generation collector, which the server runs between requests; unlike a time, the count
+ * does not move with the host's load. Counted by V8's sampling heap profiler, keeping the objects
+ * that minor and major collections freed.
+ */
+export interface AllocationResult {
+  receiver: number
+  floor: number
+}
+
+const ALLOCATION_CALLS = process.argv.includes('--quick') ? 2_000 : 20_000
+
+async function allocationPerDelivery(): Promise<AllocationResult> {
+  const body = Buffer.from(makePayload('gson', 1024, '1 KiB').bytes)
+  const header = await sign(body, SECRET)
+  const headers = [
+    'Host',
+    '127.0.0.1',
+    'Content-Type',
+    'application/json',
+    'X-Service-Hmac-Signature',
+    header,
+    'Content-Length',
+    String(body.length),
+  ]
+  const receiver = createReceiver({ auth: { mode: 'secret', secret: SECRET } })
+  const read = Promise.resolve(body)
+  const key = Buffer.from(SECRET)
+  const receiverCall = async () => {
+    const result = await receiver.verify({ method: 'POST', url: '/webhooks', headers, body: () => read })
+    if (!result.ok) throw new Error('memory: the 1 KiB delivery did not verify')
+  }
+  const floorCall = async () => {
+    const text = (await read).toString()
+    createHmac('sha256', key).update(text).digest('hex')
+    JSON.parse(text)
+  }
+  const session = new Session()
+  session.connect()
+  await session.post('HeapProfiler.enable')
+  const bytesPerCall = async (call: () => Promise<void>) => {
+    for (let i = 0; i < ALLOCATION_CALLS; i++) await call()
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 64,
+      includeObjectsCollectedByMinorGC: true,
+      includeObjectsCollectedByMajorGC: true,
+    })
+    for (let i = 0; i < ALLOCATION_CALLS; i++) await call()
+    const { profile } = await session.post('HeapProfiler.stopSampling')
+    let total = 0
+    const walk = (node: typeof profile.head) => {
+      total += node.selfSize
+      for (const child of node.children) walk(child)
+    }
+    walk(profile.head)
+    return total / ALLOCATION_CALLS
+  }
+  const result = { receiver: await bytesPerCall(receiverCall), floor: await bytesPerCall(floorCall) }
+  session.disconnect()
+  return result
+}
+
 const results: MemoryResult[] = []
 for (const shape of ['compact', 'pretty', 'gson'] as const) results.push(await measureShape(shape))
+const allocation = await allocationPerDelivery()
+console.error(`memory: a verified 1 KiB delivery allocates ${allocation.receiver.toFixed(0)} B, the floor ${allocation.floor.toFixed(0)} B`)
 for (const r of results) {
   console.error(
     `memory: ${r.shape}: +${(r.arrayBuffers / 1024).toFixed(0)} KiB buffers, +${(r.heap / 1024).toFixed(0)} KiB heap, ` +
@@ -120,4 +189,4 @@ for (const r of results) {
 }
 const retained = wasmRetained()
 console.error(`memory: WebAssembly memory kept between calls: ${(retained / 1024).toFixed(0)} KiB`)
-console.log(RESULT_PREFIX + JSON.stringify({ runtime: `node ${process.version}`, size: SIZE, wasmRetained: retained, results }))
+console.log(RESULT_PREFIX + JSON.stringify({ runtime: `node ${process.version}`, size: SIZE, wasmRetained: retained, results, allocation }))

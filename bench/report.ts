@@ -218,6 +218,9 @@ function memoryTable(memory: NonNullable<Figures['memory']>, misses: Miss[]): st
     memory.wasmRetained === undefined
       ? ''
       : `The stripper's WebAssembly memory is kept between calls (WebAssembly memory cannot shrink): ${(memory.wasmRetained / 1024).toFixed(0)} KiB after these trials, the 1 MiB bodies plus its 4 KiB of tables, in 64 KiB pages; bodies over 1 MiB use the portable stripper, so it never grows beyond that.`,
+    memory.allocation === undefined
+      ? ''
+      : `\nPer verified 1 KiB delivery (V8's sampling heap profiler, counting what the collector freed): \`createReceiver().verify()\` allocates ${memory.allocation.receiver.toFixed(0)} bytes, the HTTP bench's floor (decode, one \`createHmac\`, \`JSON.parse\`) ${memory.allocation.floor.toFixed(0)}. Not a target: inside a loaded server each byte is paid again by the young-generation collector, and unlike a time the count does not move with the host's load.`,
   ].join('\n')
 }
 

@@ -16,7 +16,7 @@ import { build, staleBuilds } from '@hookguard/testkit/builds'
 import type { AdversarialFigures } from './adversarial.ts'
 import type { HttpResult } from './http.ts'
 import type { PayloadResult } from './measure.ts'
-import type { MemoryResult } from './memory.ts'
+import type { AllocationResult, MemoryResult } from './memory.ts'
 import { renderMarkdown } from './report.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -45,7 +45,7 @@ export interface Figures {
   versions: Record<string, string>
   load: { before: string; after: string }
   micro?: { runtime: string; results: PayloadResult[] }
-  memory?: { runtime: string; size: number; wasmRetained?: number; results: MemoryResult[] }
+  memory?: { runtime: string; size: number; wasmRetained?: number; results: MemoryResult[]; allocation?: AllocationResult }
   web?: WebRun[]
   http?: { runtime: string; durationS: number; rounds: number; results: HttpResult[] }
   adversarial?: AdversarialFigures

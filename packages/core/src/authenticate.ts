@@ -1,4 +1,5 @@
 import { basicChallenge, parseBasicAuthorization } from './basic.ts'
+import type { HmacKey } from './crypto/types.ts'
 import { WebhookError } from './errors.ts'
 import { formPayload, isFormUrlEncoded, parseForm } from './form.ts'
 import { foundSecrets, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
@@ -19,6 +20,8 @@ export interface Authenticated {
   form?: { payload: unknown }
   /** Mode `secret`: which text the signature covered. */
   signature?: SignatureMatch
+  /** The raw body, when authentication read it, so the receiver need not wait for it again. */
+  body?: Uint8Array
 }
 
 export type Authenticator = (req: WebhookRequest, readBody: ReadBody) => Promise<Authenticated>
@@ -57,9 +60,18 @@ function secretAuthenticator(
   // is checked, and its keys looked up, each time.
   // Stryker disable next-line ConditionalExpression: speed only — without keys made at setup each request imports them (cached) itself
   const fixedKeys = fixed === undefined ? undefined : importKeys(fixed)
-  // A failed import (no platform fails one for a non-empty key) surfaces in the request that
-  // awaits it, not as an unhandled rejection at setup.
-  fixedKeys?.catch(() => {})
+  // Once imported they are used as they are: awaiting a settled promise still costs every
+  // delivery a turn of the microtask queue and an allocation (see docs/benchmarks.md, notes). A
+  // failed import (no platform fails one for a non-empty key) surfaces in the request that awaits
+  // it, not as an unhandled rejection at setup.
+  let importedKeys: HmacKey[] | undefined
+  fixedKeys?.then(
+    // Stryker disable next-line BlockStatement: speed only — without it each delivery awaits the same keys
+    (keys) => {
+      importedKeys = keys
+    },
+    () => {},
+  )
   return async (req, readBody) => {
     const header = req.header(signatureHeader)
     if (header === null || header.trim() === '') {
@@ -75,13 +87,14 @@ function secretAuthenticator(
       // Stryker disable next-line ConditionalExpression,LogicalOperator: speed only — with no key or no digest no form can match; the hashes are skipped
       secrets.length === 0 || expected.length === 0
         ? undefined
-        : await matchDigests(body, expected, await (fixedKeys ?? importKeys(secrets)), unicodeWhitespace)
+        : // Stryker disable next-line LogicalOperator: speed only — the keys awaited are the same keys
+          await matchDigests(body, expected, importedKeys ?? (await (fixedKeys ?? importKeys(secrets))), unicodeWhitespace)
     if (match === undefined) {
       const hint = secrets.length === 0 ? undefined : signatureHint(header, secrets, body)
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       throw new WebhookError('invalid_signature', `The ${signatureHeader} header does not match the body.`, { hint })
     }
-    return { signature: match }
+    return { signature: match, body }
   }
 }
 

@@ -13,16 +13,15 @@ export async function fingerprintOf(rawBody: Uint8Array, signature: SignatureMat
 }
 
 /**
- * The same fingerprint, hashed when first read, for a receiver that needs none itself (no dedupe,
- * nobody listening): an application that never reads it pays no hash per delivery. Only where
- * hashing is synchronous (Node) and for the service's form; `undefined` elsewhere.
+ * Whether the fingerprint can be hashed when first read, by {@link fingerprintNow}, for a receiver
+ * that needs none itself (no dedupe, nobody listening): an application that never reads it pays no
+ * hash per delivery. Only where hashing is synchronous (Node) and for the service's form.
  */
-export function deferredFingerprint(rawBody: Uint8Array, signature: SignatureMatch | undefined): (() => string) | undefined {
-  const hashNow = backend.canonicalSha256Sync
-  if (hashNow === undefined || (signature !== undefined && signature.form !== 'service')) return undefined
-  let value: string | undefined
-  return () => {
-    value ??= toHex(hashNow(rawBody))
-    return value
-  }
+export function canHashLater(signature: SignatureMatch | undefined): boolean {
+  return backend.canonicalSha256Sync !== undefined && (signature === undefined || signature.form === 'service')
+}
+
+/** The fingerprint of a delivery {@link canHashLater} allowed, hashed now. */
+export function fingerprintNow(rawBody: Uint8Array): string {
+  return toHex((backend.canonicalSha256Sync as (body: Uint8Array) => Uint8Array)(rawBody))
 }

@@ -4,7 +4,7 @@ import { utf8 } from './bytes.ts'
 import { createDedupe, noDedupe } from './dedupe.ts'
 import { payloadTooLarge, WebhookError } from './errors.ts'
 import { createEmitter } from './events.ts'
-import { deferredFingerprint, fingerprintOf } from './fingerprint.ts'
+import { canHashLater, fingerprintNow, fingerprintOf } from './fingerprint.ts'
 import { parseJson } from './json.ts'
 import { checkOptions, type Settings, type WebhookMode, type WebhookOptions } from './options.ts'
 import { type BodySource, type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
@@ -98,8 +98,9 @@ export function createReceiver<Payload = unknown>(
       const readBody = bodyReader(incoming, req, settings)
       try {
         // Authentication always comes first: a body that fails it is never parsed or handed on.
-        const { form, signature } = await authenticate(req, readBody)
-        const rawBody = await readBody()
+        const { form, signature, body } = await authenticate(req, readBody)
+        // Stryker disable next-line LogicalOperator: speed only — readBody() resolves the same bytes
+        const rawBody = body ?? (await readBody())
         let payload: unknown
         if (form !== undefined) {
           payload = form.payload
@@ -114,8 +115,9 @@ export function createReceiver<Payload = unknown>(
         // Typed by the schema when there is one; otherwise `Payload` is the caller's own claim.
         if (schema !== undefined) payload = await validatePayload(schema, payload)
         const mode = auth.mode
-        const deferred = settings.dedupe === undefined && !events.wanted('verified') ? deferredFingerprint(rawBody, signature) : undefined
-        if (deferred !== undefined) return { ok: true, delivery: new Delivery(mode, payload as Payload, rawBody, deferred) }
+        if (settings.dedupe === undefined && !events.wanted('verified') && canHashLater(signature)) {
+          return { ok: true, delivery: new Delivery(mode, payload as Payload, rawBody, undefined) }
+        }
         const fingerprint = await fingerprintOf(rawBody, signature)
         const verdict = await dedupe(fingerprint)
         if (verdict.kind !== 'claimed') {
@@ -196,26 +198,29 @@ export function createReceiver<Payload = unknown>(
 }
 
 /**
- * A verified delivery. A class, so that a fingerprint hashed only when first read (see
- * `deferredFingerprint`) costs no `Object.defineProperty` per delivery, which V8 runs on its slow
- * path (see docs/benchmarks.md). `fingerprint` is a getter of the class, so a spread or
- * `JSON.stringify` of the delivery leaves it out; read it by name.
+ * A verified delivery. A class, so that a fingerprint hashed only when first read (`undefined`
+ * until then, see `canHashLater`) costs neither a closure nor an `Object.defineProperty` per
+ * delivery, which V8 runs on its slow path (see docs/benchmarks.md). `fingerprint` is a getter of
+ * the class, so a spread or `JSON.stringify` of the delivery leaves it out; read it by name.
  */
 class Delivery<Payload> implements WebhookDelivery<Payload> {
   mode: WebhookMode
   payload: Payload
   rawBody: Uint8Array
-  #fingerprint: string | (() => string)
+  // The bytes received, kept apart from `rawBody`, which the application may replace.
+  readonly #received: Uint8Array
+  #fingerprint: string | undefined
 
-  constructor(mode: WebhookMode, payload: Payload, rawBody: Uint8Array, fingerprint: string | (() => string)) {
+  constructor(mode: WebhookMode, payload: Payload, rawBody: Uint8Array, fingerprint: string | undefined) {
     this.mode = mode
     this.payload = payload
     this.rawBody = rawBody
+    this.#received = rawBody
     this.#fingerprint = fingerprint
   }
 
   get fingerprint(): string {
-    if (typeof this.#fingerprint === 'function') this.#fingerprint = this.#fingerprint()
+    this.#fingerprint ??= fingerprintNow(this.#received)
     return this.#fingerprint
   }
 }

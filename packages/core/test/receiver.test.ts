@@ -44,6 +44,13 @@ describe('createReceiver', () => {
       })
     })
 
+    it('fingerprints the bytes received, even once the application has replaced rawBody', async () => {
+      const result = await createReceiver(secretMode).verify(request({ headers: await signed() }))
+      if (!result.ok) throw new Error(`refused: ${result.response.body}`)
+      result.delivery.rawBody = encode('{"event":"edited"}')
+      expect(result.delivery.fingerprint).toBe(createHash('sha256').update(BODY.replace(/\s/g, '')).digest('hex'))
+    })
+
     it('accepts a signature over the body with every Unicode whitespace removed only with unicodeWhitespace: true', async () => {
       const body = '{"name":"李\u3000雷","note":"a\u00A0b"}'
       const headers = { 'x-service-hmac-signature': await sign('{"name":"李雷","note":"ab"}', SECRET) }

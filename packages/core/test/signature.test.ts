@@ -120,6 +120,11 @@ describe('verifySignature', () => {
       expect(await verifySignature(body, `${'0'.repeat(64)}, ${good}`, SECRET)).toBe(true)
       expect(await verifySignature(body, `${good},not-hex`, SECRET)).toBe(true)
     })
+
+    it('skips a value of 64 characters that are not hex, and matches the next', async () => {
+      const body = '{"event":"ping"}'
+      expect(await verifySignature(body, `${'z'.repeat(64)}, ${await sign(body, SECRET)}`, SECRET)).toBe(true)
+    })
   })
 
   describe('with a malformed header', () => {

@@ -127,18 +127,15 @@ type NodeRequest = Parameters<typeof readNodeBody>[0]
  * Reads the body through Hono's cache, so that the handler can still call `c.req.json()`: the
  * bytes a middleware before us cached are reused, and the bytes we read are cached for after.
  */
-async function readBody(req: HonoRequest, read: () => Promise<Uint8Array>): Promise<Uint8Array> {
+function readBody(req: HonoRequest, read: () => Promise<Uint8Array>): Promise<Uint8Array> {
   const cache = req.bodyCache as BodyCache
-  if (!isEmpty(cache)) {
-    const cached = await cachedBytes(cache)
-    if (cached !== undefined) return cached
-    // Parsed JSON or form data cannot be turned back into the bytes that were signed.
-    throw rawBodyUnavailable(HOW_TO_MOUNT)
-  }
-  const bytes = await read()
+  if (!isEmpty(cache)) return cachedOrUnavailable(cache)
+  const bytes = read()
   // Hono reads its cache with `for…in` and by name; a class whose entry copies the bytes into an
-  // ArrayBuffer of their own only when asked serves both, at the cost of one object. (Hono types
-  // the entries as values; they are promises of them, as `BodyCache` says.)
+  // ArrayBuffer of their own only when asked serves both, at the cost of one object. Cached as a
+  // promise, as Hono caches its own reads, so this reader need not wait for the bytes itself.
+  // (Hono types the entries as values; they are promises of them, as `BodyCache` says.) A read
+  // through Hono's own `arrayBuffer()` (the Fetch path, for cached bytes) has cached itself.
   if (isEmpty(req.bodyCache)) req.bodyCache = new ReadBody(bytes) as BodyCache as HonoRequest['bodyCache']
   return bytes
 }
@@ -154,15 +151,15 @@ function isEmpty(cache: object): boolean {
  * since most handlers read `c.get('webhook')` instead. Other entries Hono adds as it derives them.
  */
 class ReadBody {
-  readonly #bytes: Uint8Array
+  readonly #bytes: Promise<Uint8Array>
   #arrayBuffer: Promise<ArrayBuffer> | undefined
 
-  constructor(bytes: Uint8Array) {
+  constructor(bytes: Promise<Uint8Array>) {
     this.#bytes = bytes
   }
 
   get arrayBuffer(): Promise<ArrayBuffer> {
-    this.#arrayBuffer ??= Promise.resolve(ownBuffer(this.#bytes))
+    this.#arrayBuffer ??= this.#bytes.then(ownBuffer)
     return this.#arrayBuffer
   }
 
@@ -173,13 +170,14 @@ class ReadBody {
 // Enumerable, so Hono's `for…in` over the cache finds it to derive `text`, `blob` or `formData`.
 Object.defineProperty(ReadBody.prototype, 'arrayBuffer', { enumerable: true })
 
-async function cachedBytes({ arrayBuffer, blob, text }: BodyCache): Promise<Uint8Array | undefined> {
+async function cachedOrUnavailable({ arrayBuffer, blob, text }: BodyCache): Promise<Uint8Array> {
   if (arrayBuffer !== undefined) return new Uint8Array(await arrayBuffer)
   if (blob !== undefined) return new Uint8Array(await (await blob).arrayBuffer())
   // Text was decoded as UTF-8; encoding it again gives back the bytes received for any UTF-8 body
   // without a byte order mark, and any other body fails verification rather than passing.
   if (text !== undefined) return encoder.encode(await text)
-  return undefined
+  // Parsed JSON or form data cannot be turned back into the bytes that were signed.
+  throw rawBodyUnavailable(HOW_TO_MOUNT)
 }
 
 /** The bytes in an `ArrayBuffer` of their own: a stream's chunk may be a view into a larger pool. */
