@@ -7,12 +7,18 @@
  * child reports is the server's alone. CPU per request is the primary figure: req/s moves with
  * whatever else the machine does, while the CPU a request costs the server moves much less.
  *
- * Two sources of noise are kept out of the ratios. On two cores the load generator and a server
- * compete for both, so each is pinned to a core of its own where `taskset` exists. And one server
+ * Three sources of noise are kept out of the ratios. On two cores the load generator and a server
+ * compete for both, so each is pinned to a core of its own where `taskset` exists. One server
  * process differs from another of the same code by up to a tenth in CPU per request (where the JIT
- * and the allocator happened to put things), so every round starts the three servers afresh, warms
- * them, loads them at each load shape in a rotated order, and stops them: a ratio is a median over
- * rounds of ratios between processes started together, not one draw of three processes.
+ * and the allocator happened to put things), so every round starts its servers afresh, warms them,
+ * loads them at each load shape, and stops them: a ratio is a median over rounds of ratios between
+ * processes started together, not one draw of each. And the host's speed drifts over seconds, so
+ * within a load shape the servers take turns in short slices rather than one whole run each: each
+ * sees the same stretch of the host.
+ *
+ * A fourth server, a second copy of the floor (`control`), measures the bench itself: its ratio to
+ * the floor would be 1 on a quiet machine, and how far it strays is how small a difference a run
+ * can tell.
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process'
 import { availableParallelism } from 'node:os'
@@ -64,6 +70,9 @@ export interface HttpResult {
   /** Median over rounds of webhook CPU/request ÷ parser + bare HMAC CPU/request: `webhook()` against the floor. */
   floorRatio: number
   floorRatios: number[]
+  /** The same for a second copy of the floor against the first: the bench's own resolution. */
+  controlRatio: number
+  controlRatios: number[]
 }
 
 const quick = process.argv.includes('--quick')
@@ -72,6 +81,8 @@ const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--fr
 const CONNECTION_SHAPES = quick ? [10] : [10, 50]
 const WARMUP_S = quick ? 0.5 : 2
 const DURATION_S = quick ? 1.5 : 3
+// Each server's DURATION_S at a load shape is served in slices this long, the servers in turn.
+const SLICE_S = quick ? 0.5 : 1
 const ROUNDS = quick ? 1 : 8
 
 // No declarations for autocannon are installed; a variable specifier keeps TypeScript from looking.
@@ -140,7 +151,7 @@ const headers = {
   'x-service-hmac-signature': await sign(payload.bytes, SECRET),
 }
 
-async function load(server: Server, seconds: number, connections: number) {
+async function load(server: Server, seconds: number, connections: number): Promise<Load> {
   const before = await server.cpu()
   const result = await autocannon({
     url: server.url,
@@ -158,27 +169,41 @@ async function load(server: Server, seconds: number, connections: number) {
     )
   }
   const cpuUs = after.user - before.user + (after.system - before.system)
-  return {
-    cpuUs: cpuUs / result.requests.total,
-    reqPerSec: result.requests.average,
-    p99Ms: result.latency.p99,
-    requests: result.requests.total,
-  }
+  return { cpuUs, reqPerSec: result.requests.average, p99Ms: result.latency.p99, requests: result.requests.total }
 }
 
-type Load = Awaited<ReturnType<typeof load>>
+/** A server's load at one shape, over all its slices; `cpuUs` is the total until `perRequest`. */
+type Load = HttpVariantResult
 
-/** One round: the three servers started afresh, warmed, loaded at every shape in `order`, stopped. */
+/** Each server loaded for DURATION_S at `connections`, in turns of SLICE_S, rotated every turn. */
+async function sliced(servers: readonly Server[], connections: number): Promise<Record<Variant, Load>> {
+  const slices = Array.from({ length: Math.round(DURATION_S / SLICE_S) }, (_, turn) =>
+    servers.map((_, k) => servers[(k + turn) % servers.length] as Server),
+  )
+  const byVariant = new Map<Variant, Load[]>(servers.map((server) => [server.variant, []]))
+  for (const turn of slices) {
+    for (const server of turn) byVariant.get(server.variant)?.push(await load(server, SLICE_S, connections))
+  }
+  const total = {} as Record<Variant, Load>
+  for (const [variant, loads] of byVariant) {
+    const requests = loads.reduce((sum, l) => sum + l.requests, 0)
+    total[variant] = {
+      cpuUs: loads.reduce((sum, l) => sum + l.cpuUs, 0) / requests,
+      reqPerSec: median(loads.map((l) => l.reqPerSec)),
+      p99Ms: median(loads.map((l) => l.p99Ms)),
+      requests,
+    }
+  }
+  return total
+}
+
+/** One round: the servers started afresh, warmed, loaded at every shape in slices from `order`, stopped. */
 async function round(framework: Framework, order: readonly Variant[]): Promise<Map<number, Record<Variant, Load>>> {
   const servers = await Promise.all(order.map((variant) => startServer(framework, variant)))
   try {
     for (const server of servers) await load(server, WARMUP_S, CONNECTION_SHAPES[0] as number)
     const byShape = new Map<number, Record<Variant, Load>>()
-    for (const connections of CONNECTION_SHAPES) {
-      const loads = {} as Record<Variant, Load>
-      for (const server of servers) loads[server.variant] = await load(server, DURATION_S, connections)
-      byShape.set(connections, loads)
-    }
+    for (const connections of CONNECTION_SHAPES) byShape.set(connections, await sliced(servers, connections))
     return byShape
   } finally {
     for (const child of children) child.kill()
@@ -203,6 +228,7 @@ async function bench(framework: Framework): Promise<HttpResult[]> {
     })
     const cpuRatios = ratios('webhook', 'baseline')
     const floorRatios = ratios('webhook', 'hmac')
+    const controlRatios = ratios('control', 'hmac')
     const result: HttpResult = {
       framework,
       pinned: PIN,
@@ -215,11 +241,14 @@ async function bench(framework: Framework): Promise<HttpResult[]> {
       hmacRatio: median(ratios('hmac', 'baseline')),
       floorRatio: median(floorRatios),
       floorRatios,
+      controlRatio: median(controlRatios),
+      controlRatios,
     }
     console.error(
       `http: ${framework}, ${connections} connections: ${result.baseline.cpuUs.toFixed(1)} -> ${result.webhook.cpuUs.toFixed(1)} µs CPU/request (${result.cpuRatio.toFixed(3)}x; ` +
         `parser + bare HMAC ${result.hmacRatio.toFixed(3)}x; webhook() over that floor ${result.floorRatio.toFixed(3)}x ` +
-        `[${floorRatios.map((v) => v.toFixed(2)).join(' ')}]), ${result.baseline.reqPerSec.toFixed(0)} -> ${result.webhook.reqPerSec.toFixed(0)} req/s`,
+        `[${floorRatios.map((v) => v.toFixed(2)).join(' ')}]; floor against a copy of itself ${result.controlRatio.toFixed(3)}x ` +
+        `[${controlRatios.map((v) => v.toFixed(2)).join(' ')}]), ${result.baseline.reqPerSec.toFixed(0)} -> ${result.webhook.reqPerSec.toFixed(0)} req/s`,
     )
     return result
   })
@@ -230,4 +259,6 @@ for (const framework of FRAMEWORKS) {
   if (only && only !== framework) continue
   results.push(...(await bench(framework)))
 }
-console.log(RESULT_PREFIX + JSON.stringify({ runtime: `node ${process.version}`, durationS: DURATION_S, rounds: ROUNDS, results }))
+console.log(
+  RESULT_PREFIX + JSON.stringify({ runtime: `node ${process.version}`, durationS: DURATION_S, sliceS: SLICE_S, rounds: ROUNDS, results }),
+)

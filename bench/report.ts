@@ -160,6 +160,8 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
       `${r.webhook.cpuUs.toFixed(1)} µs`,
       `${r.cpuRatio.toFixed(3)}× (${r.cpuRatios.map((v) => v.toFixed(2)).join(', ')})`,
       `**${r.floorRatio.toFixed(3)}×** (${r.floorRatios.map((v) => v.toFixed(2)).join(', ')})`,
+      // Runs recorded before the control server existed have no such figure.
+      r.controlRatios === undefined ? '–' : `${r.controlRatio.toFixed(3)}× (${r.controlRatios.map((v) => v.toFixed(2)).join(', ')})`,
       `${r.baseline.reqPerSec.toFixed(0)} / ${r.webhook.reqPerSec.toFixed(0)}`,
       `${r.baseline.p99Ms} / ${r.webhook.p99Ms} ms`,
       verdict(r.cpuRatio, target),
@@ -169,7 +171,7 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
   return [
     `### Target 4: HTTP, 1 KiB signed delivery over loopback (${http.runtime})`,
     '',
-    `Server CPU per request (user + system, from the server process), median over ${http.rounds} rounds of ${http.durationS} s runs at each load shape (concurrent connections). Every round starts the three servers afresh (one process differs from another of the same code by up to a tenth), warms them and loads them in a rotated order; ${pinnedText(http.results)} Each ratio is the median of the per-round ratios (each round's in brackets). Baseline: the framework's usual JSON parser and the same handler, no verification. Parser + bare HMAC: the baseline plus one \`createHmac\` over the raw bytes and nothing else, the least any verifying server can cost (its ratio to the baseline shows how much of target 4 one HMAC uses up on this machine). Target 4 judges \`webhook()\` against the parser; target 4, floor, against the parser plus the bare HMAC.`,
+    `Server CPU per request (user + system, from the server process), median over ${http.rounds} rounds of ${http.durationS} s of load per server at each load shape (concurrent connections). Every round starts its servers afresh (one process differs from another of the same code by up to a tenth) and warms them; at each load shape the servers then take turns in slices of ${http.sliceS ?? http.durationS} s, rotated every turn, so that each sees the same stretch of the host; ${pinnedText(http.results)} Each ratio is the median of the per-round ratios (each round's in brackets). Every server runs the same handler behind one middleware. Baseline: the framework's usual JSON parser, no verification. Parser + bare HMAC: that parser plus one \`createHmac\` over the raw bytes and nothing else, in the same middleware, the least any verifying server can cost (its ratio to the baseline shows how much of target 4 one HMAC uses up on this machine). Control: a second copy of that floor server, whose ratio to the first would be 1 on a quiet machine; how far it strays is how small a difference the run can tell. Target 4 judges \`webhook()\` against the parser; target 4, floor, against the parser plus the bare HMAC.`,
     '',
     table(
       [
@@ -180,6 +182,7 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
         'CPU/req, webhook()',
         'webhook() ÷ parser',
         'webhook() ÷ parser + bare HMAC',
+        'control ÷ parser + bare HMAC',
         'req/s parser / webhook()',
         'p99 parser / webhook()',
         'target 4',

@@ -47,7 +47,7 @@ export interface Figures {
   micro?: { runtime: string; results: PayloadResult[] }
   memory?: { runtime: string; size: number; wasmRetained?: number; results: MemoryResult[]; allocation?: AllocationResult }
   web?: WebRun[]
-  http?: { runtime: string; durationS: number; rounds: number; results: HttpResult[] }
+  http?: { runtime: string; durationS: number; sliceS?: number; rounds: number; results: HttpResult[] }
   adversarial?: AdversarialFigures
 }
 
@@ -252,7 +252,7 @@ async function main() {
   }
   if (parts.includes('http')) {
     figures.http = await withRetry('http', () =>
-      runChild('http', process.execPath, [...process.execArgv, join(BENCH, 'http.ts'), ...quickFlag], { timeoutS: 240 * scale }),
+      runChild('http', process.execPath, [...process.execArgv, join(BENCH, 'http.ts'), ...quickFlag], { timeoutS: 450 * scale }),
     )
   }
   if (parts.includes('adversarial')) {
