@@ -151,7 +151,7 @@ const headers = {
   'x-service-hmac-signature': await sign(payload.bytes, SECRET),
 }
 
-async function load(server: Server, seconds: number, connections: number): Promise<Load> {
+async function load(server: Server, seconds: number, connections: number): Promise<Slice> {
   const before = await server.cpu()
   const result = await autocannon({
     url: server.url,
@@ -168,33 +168,41 @@ async function load(server: Server, seconds: number, connections: number): Promi
       `http: ${server.url} (${server.variant}): ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
     )
   }
-  const cpuUs = after.user - before.user + (after.system - before.system)
-  return { cpuUs, reqPerSec: result.requests.average, p99Ms: result.latency.p99, requests: result.requests.total }
+  const totalCpuUs = after.user - before.user + (after.system - before.system)
+  return { totalCpuUs, reqPerSec: result.requests.average, p99Ms: result.latency.p99, requests: result.requests.total }
 }
 
-/** A server's load at one shape, over all its slices; `cpuUs` is the total until `perRequest`. */
+/** One autocannon run against one server: the CPU it cost the server in all, and what it served. */
+interface Slice {
+  totalCpuUs: number
+  reqPerSec: number
+  p99Ms: number
+  requests: number
+}
+
+/** A server's figures at one load shape in one round, over all its slices. */
 type Load = HttpVariantResult
 
 /** Each server loaded for DURATION_S at `connections`, in turns of SLICE_S, rotated every turn. */
 async function sliced(servers: readonly Server[], connections: number): Promise<Record<Variant, Load>> {
-  const slices = Array.from({ length: Math.round(DURATION_S / SLICE_S) }, (_, turn) =>
+  const turns = Array.from({ length: Math.round(DURATION_S / SLICE_S) }, (_, turn) =>
     servers.map((_, k) => servers[(k + turn) % servers.length] as Server),
   )
-  const byVariant = new Map<Variant, Load[]>(servers.map((server) => [server.variant, []]))
-  for (const turn of slices) {
+  const byVariant = new Map<Variant, Slice[]>(servers.map((server) => [server.variant, []]))
+  for (const turn of turns) {
     for (const server of turn) byVariant.get(server.variant)?.push(await load(server, SLICE_S, connections))
   }
-  const total = {} as Record<Variant, Load>
-  for (const [variant, loads] of byVariant) {
-    const requests = loads.reduce((sum, l) => sum + l.requests, 0)
-    total[variant] = {
-      cpuUs: loads.reduce((sum, l) => sum + l.cpuUs, 0) / requests,
-      reqPerSec: median(loads.map((l) => l.reqPerSec)),
-      p99Ms: median(loads.map((l) => l.p99Ms)),
+  const figures = {} as Record<Variant, Load>
+  for (const [variant, slices] of byVariant) {
+    const requests = slices.reduce((sum, s) => sum + s.requests, 0)
+    figures[variant] = {
+      cpuUs: slices.reduce((sum, s) => sum + s.totalCpuUs, 0) / requests,
+      reqPerSec: median(slices.map((s) => s.reqPerSec)),
+      p99Ms: median(slices.map((s) => s.p99Ms)),
       requests,
     }
   }
-  return total
+  return figures
 }
 
 /** One round: the servers started afresh, warmed, loaded at every shape in slices from `order`, stopped. */
