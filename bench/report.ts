@@ -6,6 +6,7 @@
 import { SHAPE_LABELS, type Shape } from '@hookguard/testkit/payload'
 import type { RefusalFigure, RefusalResult, UnderAttackResult } from './adversarial.ts'
 import type { HttpResult } from './http.ts'
+import type { InstructionsResult } from './instructions.ts'
 import type { CandidateResult, PayloadResult } from './measure.ts'
 import type { Figures } from './run.ts'
 
@@ -193,6 +194,46 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
   ].join('\n')
 }
 
+function instructionsTable(counted: NonNullable<Figures['instructions']>, misses: Miss[]): string {
+  const thousands = (n: number) => `${(n / 1000).toFixed(1)} k`
+  const rows = counted.results.map((r: InstructionsResult) => {
+    const label = HTTP_LABELS[r.framework] as string
+    if (r.floorRatio > HTTP_FLOOR_TARGET) {
+      misses.push({
+        target: '4, floor, counted',
+        what: `${label}: ${x(r.floorRatio)} the simulated cycles per request of its JSON parser plus a bare HMAC, target ≤ ${x(HTTP_FLOOR_TARGET)}`,
+      })
+    }
+    return [
+      label,
+      `${thousands(r.hmac.instructions)} / ${thousands(r.hmac.cycles)}`,
+      `${thousands(r.webhook.instructions)} / ${thousands(r.webhook.cycles)}`,
+      `${r.floorInstructionRatio.toFixed(3)}×`,
+      `**${r.floorRatio.toFixed(3)}×**`,
+      `${r.controlRatio.toFixed(3)}×`,
+      verdict(r.floorRatio, HTTP_FLOOR_TARGET),
+    ]
+  })
+  return [
+    `### Target 4, floor, counted: the same servers under callgrind (${counted.runtime})`,
+    '',
+    `The floor server (parser + bare HMAC) and \`webhook()\` of the table above, two processes of each, run under Valgrind's callgrind (bench/instructions.ts), which counts the instructions a server process executes and simulates its caches (32 KiB first level, 32 MiB last level, as on the AMD EPYC these figures were first taken on) and branch predictor, so the figures do not move with the host's load. The four servers of a framework start together, are warmed with ${counted.warmup} requests each, then counted over ${counted.requests} requests at ${counted.connections} connections. One process counts up to 3 % more or less than another of the same code, so the ratio is between the means of the two copies, and the floor's two copies against each other show how far a single process strays. A simulated cycle is KCachegrind's estimate: one per instruction, ten per first-level cache miss and per mispredicted branch, a hundred per last-level miss. User space only: the kernel's share of each request, the same for every server (a quarter of Hono's CPU time here), is left out, so these ratios are stricter than the CPU ratios above.`,
+    '',
+    table(
+      [
+        'framework',
+        'instructions / simulated cycles per request, parser + bare HMAC',
+        'the same, webhook()',
+        'webhook() ÷ floor, instructions',
+        'webhook() ÷ floor, simulated cycles',
+        'floor, second copy ÷ first, simulated cycles',
+        'target 4, floor',
+      ],
+      rows,
+    ),
+  ].join('\n')
+}
+
 function pinnedText(results: readonly HttpResult[]): string {
   return results.every((r) => r.pinned)
     ? 'the load generator runs on one core and the servers on the other (`taskset`), so they never share one.'
@@ -348,6 +389,7 @@ export function renderMarkdown(figures: Figures, notes: string): { markdown: str
   if (figures.micro) sections.push(microTables(figures.micro.results, misses))
   if (figures.web) sections.push(webTable(figures.web, misses))
   if (figures.http) sections.push(httpTable(figures.http, misses))
+  if (figures.instructions) sections.push(instructionsTable(figures.instructions, misses))
   if (figures.memory) sections.push(memoryTable(figures.memory, misses))
   if (figures.adversarial) sections.push(refusalTables(figures.adversarial))
   const missList = misses.length === 0 ? 'Every target is met.' : misses.map((m) => `- ✗ target ${m.target}: ${m.what}`).join('\n')
@@ -380,8 +422,8 @@ ${Object.entries(figures.versions)
 
 \`\`\`sh
 pnpm install && pnpm build
-pnpm bench                  # everything, about 10 minutes; rewrites this page
-pnpm bench --only micro     # or web, http, memory, adversarial: one part; the others keep their last figures
+pnpm bench                  # everything, about 45 minutes; rewrites this page
+pnpm bench --only micro     # or web, http, instructions, memory, adversarial: one part; the others keep their last figures
 pnpm bench --quick          # CI smoke: short runs, prints the tables, writes nothing
 \`\`\`
 

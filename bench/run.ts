@@ -2,7 +2,7 @@
  * `pnpm bench`: every benchmark of issue 7, each in its own process, then the tables, and (on a
  * full run) docs/benchmarks.md, docs/benchmarks.svg and docs/benchmarks.json.
  *
- * Flags: `--quick` (the CI smoke: short, prints only, writes nothing), `--only micro|web|http|memory|adversarial`
+ * Flags: `--quick` (the CI smoke: short, prints only, writes nothing), `--only micro|web|http|instructions|memory|adversarial`
  * (repeatable; a full run of one part keeps the other parts' figures from docs/benchmarks.json),
  * `--no-build` (skip rebuilding stale packages), `--report` (measure nothing: rewrite the page from
  * docs/benchmarks.json and bench/notes.md).
@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url'
 import { build, staleBuilds } from '@hookguard/testkit/builds'
 import type { AdversarialFigures } from './adversarial.ts'
 import type { HttpResult } from './http.ts'
+import type { InstructionsResult } from './instructions.ts'
 import type { PayloadResult } from './measure.ts'
 import type { AllocationResult, MemoryResult } from './memory.ts'
 import { renderMarkdown } from './report.ts'
@@ -27,7 +28,7 @@ const RESULT_PREFIX = '@@result '
 
 const argv = process.argv.slice(2)
 const quick = argv.includes('--quick')
-const PARTS = ['micro', 'memory', 'web', 'http', 'adversarial'] as const
+const PARTS = ['micro', 'memory', 'web', 'http', 'instructions', 'adversarial'] as const
 type Part = (typeof PARTS)[number]
 const onlyArgs = argv.flatMap((a, i) => (a === '--only' ? [argv[i + 1]] : a.startsWith('--only=') ? [a.slice(7)] : []))
 const parts: Part[] = onlyArgs.length === 0 ? [...PARTS] : PARTS.filter((p) => onlyArgs.includes(p))
@@ -48,6 +49,7 @@ export interface Figures {
   memory?: { runtime: string; size: number; wasmRetained?: number; results: MemoryResult[]; allocation?: AllocationResult }
   web?: WebRun[]
   http?: { runtime: string; durationS: number; sliceS?: number; rounds: number; results: HttpResult[] }
+  instructions?: { runtime: string; warmup: number; requests: number; connections: number; results: InstructionsResult[] }
   adversarial?: AdversarialFigures
 }
 
@@ -133,6 +135,10 @@ function ensureBuilt() {
   build(stale)
 }
 
+function hasValgrind(): boolean {
+  return version('valgrind', ['--version']) !== 'unavailable'
+}
+
 function version(command: string, args: string[]): string {
   try {
     return execFileSync(command, args, { encoding: 'utf8' }).trim().split('\n')[0] ?? '?'
@@ -165,6 +171,7 @@ function describeVersions(): Record<string, string> {
     'Node 24': version(join(RUNTIMES, 'node24', 'bin', 'node'), ['--version']),
     Bun: version(join(RUNTIMES, '.bin', 'bun'), ['--version']),
     Deno: version(join(RUNTIMES, '.bin', 'deno'), ['--version']).replace(/ \(.*$/, ''),
+    Valgrind: version('valgrind', ['--version']),
   }
   for (const name of [
     '@hookguard/core',
@@ -253,6 +260,17 @@ async function main() {
   if (parts.includes('http')) {
     figures.http = await withRetry('http', () =>
       runChild('http', process.execPath, [...process.execArgv, join(BENCH, 'http.ts'), ...quickFlag], { timeoutS: 450 * scale }),
+    )
+  }
+  if (parts.includes('instructions') && !hasValgrind()) {
+    // Asked for by name, it fails; as part of everything, the page keeps its last counts.
+    if (onlyArgs.includes('instructions')) throw new Error('bench: the instructions part needs Valgrind (apt-get install -y valgrind)')
+    console.error('bench: instructions skipped: Valgrind is not installed (apt-get install -y valgrind)')
+  } else if (parts.includes('instructions')) {
+    figures.instructions = await withRetry('instructions', () =>
+      runChild('instructions (under callgrind)', process.execPath, [...process.execArgv, join(BENCH, 'instructions.ts'), ...quickFlag], {
+        timeoutS: quick ? 600 : 2700,
+      }),
     )
   }
   if (parts.includes('adversarial')) {

@@ -1,0 +1,247 @@
+/**
+ * Target 4, floor, counted rather than timed: the HTTP bench's floor server and `webhook()`, two
+ * processes of each, run under Valgrind's callgrind, which counts what the server process makes
+ * the processor do and simulates its caches and branch predictor. Start it through run.ts, or
+ * alone: `tsx bench/instructions.ts [--quick]`. Needs Valgrind (Debian's `valgrind` package).
+ *
+ * Why a second reading: on a shared host the CPU time of a request swings by more than the 5 %
+ * that target 4, floor, allows (http.ts's control server shows how much), while the work the
+ * request makes the processor do moves far less. Two things to keep in mind when reading it:
+ * callgrind counts user space only, so the kernel's share of each request (the same for every
+ * server) is left out and these ratios are stricter than the CPU ratios; and a simulated cycle is
+ * an estimate, KCachegrind's: one per instruction, ten per first-level cache miss and per
+ * mispredicted branch, a hundred per last-level miss.
+ *
+ * Method: per framework, the four servers start together under callgrind with counting off, are
+ * warmed, and then counted over the same number of requests at 10 connections, after which each
+ * process exits and callgrind writes its totals. The ratio is between the means of the two copies;
+ * the two copies of the floor against each other are this method's own spread. No collection is
+ * forced before the window: a forced one shrinks V8's young generation, and the window then pays
+ * for collecting it far more often than a running server does.
+ */
+import { execFileSync, fork } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sign } from '@hookguard/core'
+import { makePayload } from '@hookguard/testkit/payload'
+import { FRAMEWORKS, type Framework, PATH, SECRET, type ServerMessage, type Variant } from './http-server.ts'
+import { RESULT_PREFIX } from './measure.ts'
+
+/** Per request, over the counted window. */
+export interface CountedVariant {
+  instructions: number
+  /** First-level misses, instruction and data (reads and writes). */
+  l1Misses: number
+  /** Last-level misses. */
+  llMisses: number
+  mispredicts: number
+  /** instructions + 10 × (l1Misses + mispredicts) + 100 × llMisses. */
+  cycles: number
+}
+
+export interface InstructionsResult {
+  framework: Framework
+  /** Means over the copies. */
+  hmac: CountedVariant
+  webhook: CountedVariant
+  /** Each process's own counts. */
+  copies: { hmac: CountedVariant[]; webhook: CountedVariant[] }
+  /** webhook ÷ hmac, in simulated cycles and in instructions. */
+  floorRatio: number
+  floorInstructionRatio: number
+  /** The floor's second copy ÷ its first, in simulated cycles: how far two processes of one server stray. */
+  controlRatio: number
+}
+
+const quick = process.argv.includes('--quick')
+const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--framework='.length)
+// Under callgrind a server answers a hundred or so requests a second. The warm-up lets the JIT
+// settle; the window is long enough that a collection more or less moves a count by a percent.
+const WARMUP = quick ? 200 : 4000
+const REQUESTS = quick ? 200 : 5000
+const CONNECTIONS = 10
+const COUNTED = ['hmac', 'webhook'] as const satisfies readonly Variant[]
+// One process counts up to 3 % more or less than another of the same code (where the JIT and the
+// collector happened to act), so each server runs twice and the ratio is between their means.
+const COPIES = 2
+
+interface AutocannonResult {
+  requests: { total: number }
+  non2xx: number
+  errors: number
+  timeouts: number
+}
+type Autocannon = (options: {
+  url: string
+  method: 'POST'
+  headers: Record<string, string>
+  body: string
+  connections: number
+  amount: number
+  timeout: number
+}) => Promise<AutocannonResult>
+const autocannonSpecifier: string = 'autocannon'
+const autocannon = (await import(autocannonSpecifier)).default as Autocannon
+
+try {
+  execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
+} catch {
+  throw new Error('instructions: Valgrind is not installed (apt-get install -y valgrind)')
+}
+
+const payload = makePayload('gson', 1024, '1 KiB')
+const headers = { 'content-type': 'application/json', 'x-service-hmac-signature': await sign(payload.bytes, SECRET) }
+const outDir = mkdtempSync(join(tmpdir(), 'hookguard-callgrind-'))
+process.on('exit', () => rmSync(outDir, { recursive: true, force: true }))
+
+interface CountedServer {
+  variant: (typeof COUNTED)[number]
+  pid: number
+  url: string
+  outFile: string
+  stop(): Promise<void>
+}
+
+function startCounted(framework: Framework, variant: CountedServer['variant'], copy: number): Promise<CountedServer> {
+  const outFile = join(outDir, `${framework}-${variant}-${copy}.out`)
+  const callgrind = ['--tool=callgrind', '--instr-atstart=no', '--cache-sim=yes', '--branch-sim=yes', '-q']
+  // JIT code is written and then run: callgrind must look for code changed anywhere but in files.
+  callgrind.push('--smc-check=all-non-file', `--callgrind-out-file=${outFile}`)
+  // Fixed simulated caches, the sizes of the host these figures were first taken on (AMD EPYC: 32
+  // KiB first-level, 32 MiB last-level), so that counts from two machines compare. A last level
+  // smaller than V8's young generation (8 MiB in these servers) makes its misses jump between two
+  // processes of the same code, as the nursery happens to fit or not.
+  callgrind.push('--I1=32768,8,64', '--D1=32768,8,64', '--LL=33554432,16,64')
+  // The server runs as http.ts runs it (tsx's loader from our execArgv, the packages' builds).
+  const child = fork(new URL('./http-server.ts', import.meta.url), [framework, variant], {
+    execPath: 'valgrind',
+    execArgv: [...callgrind, process.execPath, ...process.execArgv],
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+  })
+  // Valgrind warns at every start that it does not simulate the host's own caches: it is told to.
+  child.stderr?.on('data', (chunk: Buffer) => {
+    const lines = chunk.toString().split('\n')
+    const kept = lines.filter(
+      (line) => line !== '' && !/^--\d+-- warning: (L3 cache found|specified LL cache|simulated LL cache)/.test(line),
+    )
+    if (kept.length > 0) process.stderr.write(`${kept.join('\n')}\n`)
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`instructions: ${framework} ${variant} did not start`)), 300_000)
+    child.once('error', reject)
+    child.once('message', (message: ServerMessage) => {
+      clearTimeout(timer)
+      if (!('port' in message) || child.pid === undefined) return reject(new Error('instructions: unexpected first message'))
+      resolve({
+        variant,
+        pid: child.pid,
+        url: `http://127.0.0.1:${message.port}${PATH}`,
+        outFile,
+        stop: () => {
+          // A signal, not a disconnect: callgrind writes its totals as the process exits.
+          child.kill('SIGTERM')
+          return exited
+        },
+      })
+    })
+  })
+}
+
+async function send(server: CountedServer, amount: number): Promise<number> {
+  const result = await autocannon({
+    url: server.url,
+    method: 'POST',
+    headers,
+    body: payload.text,
+    connections: CONNECTIONS,
+    amount,
+    timeout: 120,
+  })
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.requests.total !== amount) {
+    throw new Error(
+      `instructions: ${server.url} (${server.variant}): ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
+    )
+  }
+  return result.requests.total
+}
+
+const counting = (server: CountedServer, on: boolean) =>
+  execFileSync('callgrind_control', ['--instr', on ? 'on' : 'off', String(server.pid)], { stdio: 'ignore' })
+
+/** callgrind's totals line, per request. */
+function perRequest(outFile: string, requests: number): CountedVariant {
+  const text = readFileSync(outFile, 'utf8')
+  const names = /^events: (.*)$/m.exec(text)?.[1]?.split(' ')
+  const totals = /^totals: (.*)$/m.exec(text)?.[1]?.split(' ').map(Number)
+  if (names === undefined || totals === undefined) throw new Error(`instructions: no totals in ${outFile}`)
+  const event = (name: string) => (totals[names.indexOf(name)] ?? Number.NaN) / requests
+  const l1Misses = event('I1mr') + event('D1mr') + event('D1mw')
+  const llMisses = event('ILmr') + event('DLmr') + event('DLmw')
+  const mispredicts = event('Bcm') + event('Bim')
+  const instructions = event('Ir')
+  return { instructions, l1Misses, llMisses, mispredicts, cycles: instructions + 10 * (l1Misses + mispredicts) + 100 * llMisses }
+}
+
+async function count(framework: Framework): Promise<InstructionsResult> {
+  const started = COUNTED.flatMap((variant) => Array.from({ length: COPIES }, (_, copy) => startCounted(framework, variant, copy)))
+  const servers = await Promise.all(started)
+  const copies: InstructionsResult['copies'] = { hmac: [], webhook: [] }
+  try {
+    // Each server's counts are kept in its place, so that copy 0 and copy 1 stay apart.
+    const counted = await Promise.all(
+      servers.map(async (server) => {
+        await send(server, WARMUP)
+        counting(server, true)
+        const requests = await send(server, REQUESTS)
+        counting(server, false)
+        await server.stop()
+        return perRequest(server.outFile, requests)
+      }),
+    )
+    for (const [k, server] of servers.entries()) copies[server.variant].push(counted[k] as CountedVariant)
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()))
+  }
+  const hmac = meanOf(copies.hmac)
+  const webhook = meanOf(copies.webhook)
+  const [first, second] = copies.hmac as [CountedVariant, CountedVariant]
+  const result: InstructionsResult = {
+    framework,
+    hmac,
+    webhook,
+    copies,
+    floorRatio: webhook.cycles / hmac.cycles,
+    floorInstructionRatio: webhook.instructions / hmac.instructions,
+    controlRatio: second.cycles / first.cycles,
+  }
+  console.error(
+    `instructions: ${framework}: ${hmac.cycles.toFixed(0)} -> ${webhook.cycles.toFixed(0)} simulated cycles/request ` +
+      `(webhook() over the floor ${result.floorRatio.toFixed(3)}x, in instructions ${result.floorInstructionRatio.toFixed(3)}x; ` +
+      `two copies of the floor ${result.controlRatio.toFixed(3)}x, of webhook() ` +
+      `${((copies.webhook[1] as CountedVariant).cycles / (copies.webhook[0] as CountedVariant).cycles).toFixed(3)}x)`,
+  )
+  return result
+}
+
+function meanOf(counts: readonly CountedVariant[]): CountedVariant {
+  const mean = (pick: (c: CountedVariant) => number) => counts.reduce((sum, c) => sum + pick(c), 0) / counts.length
+  return {
+    instructions: mean((c) => c.instructions),
+    l1Misses: mean((c) => c.l1Misses),
+    llMisses: mean((c) => c.llMisses),
+    mispredicts: mean((c) => c.mispredicts),
+    cycles: mean((c) => c.cycles),
+  }
+}
+
+const results: InstructionsResult[] = []
+for (const framework of FRAMEWORKS) {
+  if (only && only !== framework) continue
+  results.push(await count(framework))
+}
+console.log(
+  RESULT_PREFIX +
+    JSON.stringify({ runtime: `node ${process.version}`, warmup: WARMUP, requests: REQUESTS, connections: CONNECTIONS, results }),
+)
