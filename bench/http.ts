@@ -24,25 +24,9 @@ import { type ChildProcess, execFileSync, fork } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { sign } from '@hookguard/core'
 import { makePayload } from '@hookguard/testkit/payload'
+import { autocannon } from './autocannon.ts'
 import { FRAMEWORKS, type Framework, PATH, SECRET, type ServerMessage, VARIANTS, type Variant } from './http-server.ts'
 import { median, RESULT_PREFIX } from './measure.ts'
-
-interface AutocannonResult {
-  requests: { total: number; average: number }
-  latency: { p99: number }
-  non2xx: number
-  errors: number
-  timeouts: number
-}
-type Autocannon = (options: {
-  url: string
-  method: 'POST'
-  headers: Record<string, string>
-  body: string
-  connections: number
-  pipelining: number
-  duration: number
-}) => Promise<AutocannonResult>
 
 export interface HttpVariantResult {
   /** Medians over the rounds. */
@@ -85,9 +69,6 @@ const DURATION_S = quick ? 1.5 : 3
 const SLICE_S = quick ? 0.5 : 1
 const ROUNDS = quick ? 1 : 8
 
-// No declarations for autocannon are installed; a variable specifier keeps TypeScript from looking.
-const autocannonSpecifier: string = 'autocannon'
-const autocannon = (await import(autocannonSpecifier)).default as Autocannon
 const children = new Set<ChildProcess>()
 process.on('exit', () => {
   for (const child of children) child.kill()

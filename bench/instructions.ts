@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sign } from '@hookguard/core'
 import { makePayload } from '@hookguard/testkit/payload'
+import { autocannon } from './autocannon.ts'
 import { FRAMEWORKS, type Framework, PATH, SECRET, type ServerMessage, type Variant } from './http-server.ts'
 import { RESULT_PREFIX } from './measure.ts'
 
@@ -65,24 +66,6 @@ const COUNTED = ['hmac', 'webhook'] as const satisfies readonly Variant[]
 // One process counts up to 3 % more or less than another of the same code (where the JIT and the
 // collector happened to act), so each server runs twice and the ratio is between their means.
 const COPIES = 2
-
-interface AutocannonResult {
-  requests: { total: number }
-  non2xx: number
-  errors: number
-  timeouts: number
-}
-type Autocannon = (options: {
-  url: string
-  method: 'POST'
-  headers: Record<string, string>
-  body: string
-  connections: number
-  amount: number
-  timeout: number
-}) => Promise<AutocannonResult>
-const autocannonSpecifier: string = 'autocannon'
-const autocannon = (await import(autocannonSpecifier)).default as Autocannon
 
 try {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
