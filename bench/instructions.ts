@@ -102,7 +102,7 @@ function startCounted(framework: Framework, variant: CountedServer['variant'], c
     execArgv: [...callgrind, process.execPath, ...process.execArgv],
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
   })
-  // Valgrind warns at every start that it does not simulate the host's own caches: it is told to.
+  // Valgrind warns at every start that it cannot model the host's last level; the sizes above stand in.
   child.stderr?.on('data', (chunk: Buffer) => {
     const lines = chunk.toString().split('\n')
     const kept = lines.filter(
