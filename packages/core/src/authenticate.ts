@@ -1,3 +1,4 @@
+import { backend } from '#crypto'
 import { basicChallenge, parseBasicAuthorization } from './basic.ts'
 import type { HmacKey } from './crypto/types.ts'
 import { WebhookError } from './errors.ts'
@@ -5,7 +6,15 @@ import { formPayload, isFormUrlEncoded, parseForm } from './form.ts'
 import { foundSecrets, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
 import type { WebhookRequest } from './request.ts'
 import { SecretDigest } from './secret-digest.ts'
-import { importKeys, matchDigests, parseSignatureHeader, type SignatureMatch, signatureHint } from './signature.ts'
+import {
+  importKeys,
+  matchCompatibilityForms,
+  matchesAny,
+  parseSignatureHeader,
+  SERVICE_FORM,
+  type SignatureMatch,
+  signatureHint,
+} from './signature.ts'
 import type { TokenKeys } from './token-keys.ts'
 
 /** Reads the raw body once, within the size limit; later calls return the same bytes. */
@@ -83,12 +92,17 @@ function secretAuthenticator(
     // answer does not tell which tenants exist.
     const body = await readBody()
     const expected = parseSignatureHeader(header)
-    const match =
-      // Stryker disable next-line ConditionalExpression,LogicalOperator: speed only — with no key or no digest no form can match; the hashes are skipped
-      secrets.length === 0 || expected.length === 0
-        ? undefined
-        : // Stryker disable next-line LogicalOperator: speed only — the keys awaited are the same keys
-          await matchDigests(body, expected, importedKeys ?? (await (fixedKeys ?? importKeys(secrets))), unicodeWhitespace)
+    let match: SignatureMatch | undefined
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: speed only — with no key or no digest no form can match; the hashes are skipped
+    if (secrets.length > 0 && expected.length > 0) {
+      // Stryker disable next-line LogicalOperator: speed only — the keys awaited are the same keys
+      const keys = importedKeys ?? (await (fixedKeys ?? importKeys(secrets)))
+      // The candidates in the protocol's order, as verifySignature tries them (signature.ts), written
+      // out here too: a delivery in the service's own form then awaits one call, not two.
+      match = matchesAny(await backend.canonicalHmac(keys, body), expected)
+        ? SERVICE_FORM
+        : await matchCompatibilityForms(body, expected, keys, unicodeWhitespace)
+    }
     if (match === undefined) {
       const hint = secrets.length === 0 ? undefined : signatureHint(header, secrets, body)
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned

@@ -227,7 +227,9 @@ class Delivery<Payload> implements WebhookDelivery<Payload> {
 
 /**
  * Reads the body at most once, refusing before any byte is read when the headers already say
- * it is too large or compressed.
+ * it is too large or compressed. Written without `async`: a delivery already awaits its body in
+ * the authenticator, and each async call more costs it an allocation (see docs/benchmarks.md,
+ * notes); every refusal, thrown here or by the adapter's reader, still arrives as a rejection.
  */
 function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySize }: Settings): () => Promise<Uint8Array> {
   let body: Promise<Uint8Array> | undefined
@@ -236,31 +238,42 @@ function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySiz
     return body
   }
 
-  async function read(): Promise<Uint8Array> {
-    const encoding = req.header('content-encoding')
-    // The signature is over the bytes the service sent; inflating would need its own limit
-    // against decompression bombs, and the service never compresses.
-    if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') {
-      // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
-      throw new WebhookError('unsupported_encoding', 'Compressed bodies are not accepted; send the body uncompressed.')
-    }
-    const declared = declaredBodyLength(incoming.headers)
-    if (declared === 'invalid') {
-      // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
-      throw new WebhookError('invalid_body', 'Content-Length must be one non-negative integer, and not sent with Transfer-Encoding.')
-    }
-    if (declared !== undefined && declared > maxBodySize) throw payloadTooLarge(maxBodySize)
-    let bytes: Uint8Array
+  function read(): Promise<Uint8Array> {
     try {
-      const source = readSource(incoming.body, maxBodySize, declared)
-      bytes = source instanceof Uint8Array ? source : await source
+      const source = readSource(incoming.body, maxBodySize, checkedLength(incoming, req, maxBodySize))
+      if (source instanceof Uint8Array) return Promise.resolve(withinLimit(source, maxBodySize))
+      return source.then(
+        (bytes) => withinLimit(bytes, maxBodySize),
+        (error: unknown) => Promise.reject(bodyReadFailure(error, maxBodySize)),
+      )
     } catch (error) {
-      throw bodyReadFailure(error, maxBodySize)
+      return Promise.reject(bodyReadFailure(error, maxBodySize))
     }
-    // Bytes a parser or cache already held were read without our limit.
-    if (bytes.byteLength > maxBodySize) throw payloadTooLarge(maxBodySize)
-    return bytes
   }
+}
+
+/** The `Content-Length` to read by, once the headers pass: one valid length within the limit, or `undefined` for none. */
+function checkedLength(incoming: IncomingRequest, req: WebhookRequest, maxBodySize: number): number | undefined {
+  const encoding = req.header('content-encoding')
+  // The signature is over the bytes the service sent; inflating would need its own limit
+  // against decompression bombs, and the service never compresses.
+  if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') {
+    // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
+    throw new WebhookError('unsupported_encoding', 'Compressed bodies are not accepted; send the body uncompressed.')
+  }
+  const declared = declaredBodyLength(incoming.headers)
+  if (declared === 'invalid') {
+    // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
+    throw new WebhookError('invalid_body', 'Content-Length must be one non-negative integer, and not sent with Transfer-Encoding.')
+  }
+  if (declared !== undefined && declared > maxBodySize) throw payloadTooLarge(maxBodySize)
+  return declared
+}
+
+/** Bytes a parser or cache already held were read without our limit. */
+function withinLimit(bytes: Uint8Array, maxBodySize: number): Uint8Array {
+  if (bytes.byteLength > maxBodySize) throw payloadTooLarge(maxBodySize)
+  return bytes
 }
 
 /**

@@ -94,7 +94,7 @@ function urlOf({ url, origin }: IncomingRequest): URL {
 
 /** One header's value from any source; repeated lines joined with `, `, as Fetch does. */
 export function readHeader(headers: HeaderSource, name: string): string | null {
-  if (isRawHeaders(headers)) return rawHeader(headers, name.toLowerCase())
+  if (isRawHeaders(headers)) return rawHeader(headers, name)
   if (typeof headers.get === 'function') return (headers as { get(name: string): string | null }).get(name)
   const value = (headers as Record<string, string | string[] | undefined>)[name.toLowerCase()]
   if (value === undefined) return null
@@ -106,13 +106,27 @@ function isRawHeaders(headers: HeaderSource): headers is readonly string[] {
 }
 
 /** One header from Node's `rawHeaders` (names and values alternating), read in place. */
-function rawHeader(raw: readonly string[], lowerName: string): string | null {
+function rawHeader(raw: readonly string[], name: string): string | null {
   let value: string | null = null
   // Stryker disable next-line EqualityOperator: equivalent — i is even and rawHeaders has an even length, so i + 1 = length never happens
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] as string
-    if (name.length !== lowerName.length || name.toLowerCase() !== lowerName) continue
+    if (!sameHeaderName(raw[i] as string, name)) continue
     value = value === null ? (raw[i + 1] as string) : `${value}, ${raw[i + 1]}`
   }
   return value
 }
+
+/**
+ * Header names compared as HTTP compares them: ASCII letters without regard to case (RFC 9110
+ * §5.1), every other character exactly. Compared in place, because `toLowerCase()` copies even a
+ * name already in lower case, and a delivery reads four headers (see docs/benchmarks.md, notes).
+ */
+function sameHeaderName(a: string, b: string): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    if (asciiLower(a.charCodeAt(i)) !== asciiLower(b.charCodeAt(i))) return false
+  }
+  return true
+}
+
+const asciiLower = (code: number) => (code >= 0x41 && code <= 0x5a ? code + 0x20 : code)

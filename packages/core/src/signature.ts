@@ -76,10 +76,13 @@ export async function matchSignature(
   // Stryker disable next-line ConditionalExpression: speed only — with no digest in the header the HMACs find no match either (→ true is killed)
   if (expected.length === 0) return undefined
   const raw = toBytes(body)
-  // importKeys and matchDigests, written out: each async call more costs a 1 KiB verification a
-  // few percent (see docs/benchmarks.md, notes).
+  // importKeys written out, as the receiver writes this match out: each async call more costs a
+  // 1 KiB verification a few percent (see docs/benchmarks.md, notes).
   // Stryker disable next-line ConditionalExpression: speed only — Promise.all over one secret imports the same key (→ true is killed)
   const keys = list.length === 1 ? [await keyFor(list[0] as string)] : await Promise.all(list.map(keyFor))
+  // The candidates in the protocol's order (see canonical.ts): the service's own form, exact (the
+  // body is hashed as received only when it holds none of Java's six whitespace bytes), then the
+  // compatibility forms.
   if (matchesAny(await backend.canonicalHmac(keys, raw), expected)) return SERVICE_FORM
   return matchCompatibilityForms(raw, expected, keys, unicodeWhitespace)
 }
@@ -93,24 +96,8 @@ export async function importKeys(secrets: readonly string[]): Promise<HmacKey[]>
   return secrets.length === 1 ? [await keyFor(secrets[0] as string)] : Promise.all(secrets.map(keyFor))
 }
 
-/**
- * The candidates in the protocol's order (see canonical.ts), against the digests a header holds
- * ({@link parseSignatureHeader}), with keys already imported: what a receiver runs per delivery.
- */
-export async function matchDigests(
-  raw: Uint8Array,
-  expected: readonly Uint8Array[],
-  keys: readonly HmacKey[],
-  unicodeWhitespace: boolean,
-): Promise<SignatureMatch | undefined> {
-  // The service's own form. Exact: the body is hashed as received only when it holds none of
-  // Java's six whitespace bytes.
-  if (matchesAny(await backend.canonicalHmac(keys, raw), expected)) return SERVICE_FORM
-  return matchCompatibilityForms(raw, expected, keys, unicodeWhitespace)
-}
-
 /** The forms tried only once the service's own has failed, each only where it differs from it. */
-async function matchCompatibilityForms(
+export async function matchCompatibilityForms(
   raw: Uint8Array,
   expected: readonly Uint8Array[],
   keys: readonly HmacKey[],
@@ -125,7 +112,7 @@ async function matchCompatibilityForms(
   return undefined
 }
 
-const SERVICE_FORM: SignatureMatch = { form: 'service' }
+export const SERVICE_FORM: SignatureMatch = { form: 'service' }
 
 /**
  * Why a signature may have failed, for the receiver's owner (an event, never the answer): what
@@ -154,7 +141,7 @@ const SURROUNDING_WHITESPACE = /^\s|\s$/
 const GSON_UNESCAPED = [0x3c, 0x3e, 0x26, 0x3d, 0x27]
 
 /** Whether any digest (one per secret) is any value the header holds. */
-function matchesAny(digests: readonly Uint8Array[], expected: readonly Uint8Array[]): boolean {
+export function matchesAny(digests: readonly Uint8Array[], expected: readonly Uint8Array[]): boolean {
   for (const digest of digests) for (const candidate of expected) if (timingSafeEqual(digest, candidate)) return true
   return false
 }
