@@ -24,6 +24,11 @@ describe('readHeader', () => {
     expect(readHeader(['\u212a-id', 'v'], 'k-id')).toBeNull()
   })
 
+  it('reads no header whose name only begins or ends like the one asked for', () => {
+    expect(readHeader(['x-i', 'v'], 'x-id')).toBeNull()
+    expect(readHeader(['x-idx', 'v'], 'x-id')).toBeNull()
+  })
+
   it('joins the lines of a repeated header, whatever their case', () => {
     expect(readHeader(['X-Id', 'a', 'x-id', 'b', 'X-ID', 'c'], 'x-id')).toBe('a, b, c')
   })
