@@ -32,9 +32,11 @@ export interface IncomingRequest {
   /**
    * Where a relative `url` was sent to (`https://acme.example.com`), as the framework trusts it:
    * behind a proxy only when the app says so (`trust proxy`, `app.proxy`). For per-tenant
-   * lookups by host name; never used to decide whether a request is genuine.
+   * lookups by host name; never used to decide whether a request is genuine. As a function it is
+   * called only when a resolver reads the request's `url`: most deliveries never need it, and
+   * the frameworks' getters for it (trust settings, Host, protocol) run on every request otherwise.
    */
-  origin?: string
+  origin?: string | (() => string | undefined)
   headers: HeaderSource
   body: BodySource
 }
@@ -80,14 +82,16 @@ class RequestView implements WebhookRequest {
   }
 }
 
-/** Made only when a resolver asks. A Host header that is no host (the client wrote it) falls back to the base. */
+/**
+ * Made only when a resolver asks. A Host header that is no host (the client wrote it), or an
+ * origin the framework could not tell, falls back to the base.
+ */
 function urlOf({ url, origin }: IncomingRequest): URL {
-  if (origin !== undefined) {
-    try {
-      return new URL(url, origin)
-    } catch {
-      // Fall through: the path is still worth having.
-    }
+  try {
+    const base = typeof origin === 'function' ? origin() : origin
+    if (base !== undefined) return new URL(url, base)
+  } catch {
+    // Fall through: the path is still worth having.
   }
   return new URL(url, BASE)
 }

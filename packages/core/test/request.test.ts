@@ -1,5 +1,7 @@
+import type { IncomingRequest } from '@hookguard/core'
 import { readHeader } from '@hookguard/core/adapter'
 import { describe, expect, it } from 'vitest'
+import { toWebhookRequest } from '../src/request.ts'
 
 describe('readHeader', () => {
   it("reads Node's rawHeaders whatever the case of either name, letters A to Z included", () => {
@@ -31,5 +33,39 @@ describe('readHeader', () => {
 
   it('joins the lines of a repeated header, whatever their case', () => {
     expect(readHeader(['X-Id', 'a', 'x-id', 'b', 'X-ID', 'c'], 'x-id')).toBe('a, b, c')
+  })
+})
+
+describe('the URL a resolver reads', () => {
+  const urlOf = (origin: IncomingRequest['origin']) =>
+    toWebhookRequest({ method: 'POST', url: '/hooks?tenant=a', origin, headers: {}, body: undefined }).url.href
+
+  it('asks an adapter for the origin only when the URL is read, and once', () => {
+    let asked = 0
+    const origin = () => {
+      asked++
+      return 'https://tenant-a.example.com'
+    }
+    const view = toWebhookRequest({ method: 'POST', url: '/hooks?tenant=a', origin, headers: {}, body: undefined })
+    expect(view.header('host')).toBeNull()
+    expect(asked).toBe(0)
+    expect([view.url.href, view.url.href]).toEqual([
+      'https://tenant-a.example.com/hooks?tenant=a',
+      'https://tenant-a.example.com/hooks?tenant=a',
+    ])
+    expect(asked).toBe(1)
+  })
+
+  it('takes an origin given as a string as it is', () => {
+    expect(urlOf('http://127.0.0.1:8080')).toBe('http://127.0.0.1:8080/hooks?tenant=a')
+  })
+
+  it('falls back to the path alone when the adapter cannot tell the origin, or it is no URL', () => {
+    const failing = () => {
+      throw new Error('no host')
+    }
+    for (const origin of [undefined, () => undefined, failing, 'not a url', () => 'not a url']) {
+      expect(urlOf(origin)).toBe('http://localhost/hooks?tenant=a')
+    }
   })
 })

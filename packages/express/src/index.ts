@@ -98,7 +98,7 @@ export function tokenEndpoint(options: ExpressWebhookOptions): RequestHandler {
 
 function toIncomingRequest(req: Request): IncomingRequest {
   // originalUrl keeps the mount path and the query that a router strips from req.url.
-  return { method: req.method, url: req.originalUrl, origin: originOf(req), headers: nodeRequestHeaders(req), body: bodyOf(req) }
+  return { method: req.method, url: req.originalUrl, origin: () => originOf(req), headers: nodeRequestHeaders(req), body: bodyOf(req) }
 }
 
 /**

@@ -164,7 +164,7 @@ function toIncomingRequest(request: FastifyRequest): IncomingRequest {
   return {
     method: request.method,
     url: request.url,
-    origin: `${request.protocol}://${request.host}`,
+    origin: () => `${request.protocol}://${request.host}`,
     headers: nodeRequestHeaders(request.raw),
     body: (limit, declared) => readNodeBody(request.raw, limit, HOW_TO_MOUNT, declared),
   }

@@ -86,7 +86,7 @@ export function tokenEndpoint(options: KoaWebhookOptions): Middleware {
 function toIncomingRequest(ctx: Context): IncomingRequest {
   // originalUrl keeps the prefix that koa-mount and routers strip; ctx.protocol and ctx.host honour
   // app.proxy (not ctx.origin: Koa 3 made that the Origin request header).
-  const origin = ctx.host ? `${ctx.protocol}://${ctx.host}` : undefined
+  const origin = () => (ctx.host ? `${ctx.protocol}://${ctx.host}` : undefined)
   return { method: ctx.method, url: ctx.originalUrl, origin, headers: nodeRequestHeaders(ctx.req), body: bodyOf(ctx) }
 }
 
