@@ -1,5 +1,5 @@
 import { type KoaWebhookOptions, tokenEndpoint, WebhookError, type WebhookRequest, webhook } from '@hookguard/koa'
-import { auth, delivered, serverPerTest, signed, vector } from '@hookguard/testkit/adapter-tests'
+import { auth, delivered, itReadsTheOrigin, serverPerTest, signed, vector } from '@hookguard/testkit/adapter-tests'
 import type { Target } from '@hookguard/testkit/http'
 import { bodyParser } from '@koa/bodyparser'
 import Koa3, { type Middleware } from 'koa'
@@ -115,33 +115,16 @@ describe.each([
   })
 
   describe("the request's origin, for resolvers that pick a tenant by host name", () => {
-    const forwarded = { host: 'acme.example.com:8443', 'x-forwarded-host': 'globex.example.com', 'x-forwarded-proto': 'https' }
-
-    async function originSeen(proxy: boolean, headers: Record<string, string>): Promise<string[]> {
-      const seen: string[] = []
-      const secret = (req: WebhookRequest) => {
-        seen.push(req.url.origin)
-        return vector.secret
-      }
+    itReadsTheOrigin('app.proxy', async (trusted, headers, secret) => {
       const app = new Koa()
       app.silent = true
-      app.proxy = proxy
+      app.proxy = trusted
       app.use(webhook({ auth: { mode: 'secret', secret } }))
       app.use((ctx) => {
         ctx.status = 204
       })
       const reply = await (await listen(app.callback())).send({ ...signed, headers: { ...signed.headers, ...headers } })
       expect(reply.status).toBe(204)
-      return seen
-    }
-
-    it('is the Host the request was sent to, port included', async () => {
-      expect(await originSeen(false, { host: 'acme.example.com:8443' })).toEqual(['http://acme.example.com:8443'])
-    })
-
-    it("ignores X-Forwarded-* unless app.proxy trusts them, as Koa's ctx.origin does", async () => {
-      expect(await originSeen(false, forwarded)).toEqual(['http://acme.example.com:8443'])
-      expect(await originSeen(true, forwarded)).toEqual(['https://globex.example.com'])
     })
   })
 
