@@ -13,32 +13,14 @@ import Koa3 from 'koa'
 import Koa2 from 'koa2'
 import { fetchApp } from './fetch-app.ts'
 import { honoApp } from './hono-app.ts'
+import { type AppSettings, type Received, workDone } from './work.ts'
 
-/**
- * What the handler after `webhook()` answers: the payload where the framework's users find it,
- * and the raw body, so a case can tell that the bytes arrived untouched.
- */
-export interface Received {
-  mode: string
-  payload: unknown
-  rawLength: number
-  rawText: string
-}
+export type { AppSettings, Received } from './work.ts'
 
 /** An app under test: `POST /hooks` behind `webhook(options)`, and `/token` for mode oauth2. */
 export interface App extends Target {
   /** How many times the handler after `webhook()` ran. */
   handled(): number
-}
-
-/**
- * How a refusal is answered. By default hookguard answers it itself (onError 'respond') and the
- * framework stays quiet. With `passOn`, every refusal goes to the framework's own error handling
- * instead (Express onError 'next', Koa and Hono 'throw'), left as it ships, logging included, so
- * that leak checks see what a real app would print; `passOn` sees each error that reaches it.
- */
-export interface AppSettings {
-  passOn?: (error: unknown) => void
 }
 
 export interface AppFactory {
@@ -56,7 +38,7 @@ function expressFactory(name: string, createApp: typeof express5): AppFactory {
   return {
     name,
     packageName: '@hookguard/express',
-    async start(options, { passOn } = {}) {
+    async start(options, { passOn, work } = {}) {
       let handled = 0
       const app = createApp()
       // Not 'test' (vitest's NODE_ENV): the final handler then logs every error with its stack,
@@ -64,7 +46,7 @@ function expressFactory(name: string, createApp: typeof express5): AppFactory {
       if (passOn !== undefined) app.set('env', 'development')
       if (options.auth.mode === 'oauth2') app.all('/token', forExpress.tokenEndpoint(options))
       const hook = forExpress.webhook(passOn === undefined ? options : { ...options, onError: 'next' })
-      app.post('/hooks', hook, (req, res) => {
+      app.post('/hooks', hook, (req, res, next) => {
         handled++
         const delivery = req.webhook
         if (delivery === undefined) throw new Error('webhook() called next() without a delivery')
@@ -74,7 +56,8 @@ function expressFactory(name: string, createApp: typeof express5): AppFactory {
           rawLength: delivery.rawBody.byteLength,
           rawText: decoder.decode(delivery.rawBody),
         }
-        res.json(received)
+        // Express 4 does not catch a rejected promise: the error goes to next() by hand.
+        workDone(work, received).then((status) => res.status(status).json(received), next)
       })
       if (passOn !== undefined) {
         const record: ErrorRequestHandler = (error, _req, _res, next) => {
@@ -92,7 +75,7 @@ function koaFactory(name: string, KoaClass: typeof Koa3): AppFactory {
   return {
     name,
     packageName: '@hookguard/koa',
-    async start(options, { passOn } = {}) {
+    async start(options, { passOn, work } = {}) {
       let handled = 0
       const app = new KoaClass()
       // Koa's default app.onerror logs to stderr unless silent: quiet here, as shipped when passing
@@ -120,6 +103,7 @@ function koaFactory(name: string, KoaClass: typeof Koa3): AppFactory {
           // Where body parsers put them, so that middleware written for one keeps working.
           const { body, rawBody } = ctx.request as { body?: unknown; rawBody?: string }
           const received: Received = { mode: delivery.mode, payload: body, rawLength: delivery.rawBody.byteLength, rawText: rawBody ?? '' }
+          ctx.status = await workDone(work, received)
           ctx.body = received
         })
       })
@@ -129,7 +113,7 @@ function koaFactory(name: string, KoaClass: typeof Koa3): AppFactory {
 }
 
 /** The Fastify app under test: `/hooks` in a plugin of its own behind `webhook()`, `/token` beside it. */
-function fastifyApp(options: WebhookOptions, { passOn }: AppSettings = {}): { app: FastifyInstance; handled(): number } {
+function fastifyApp(options: WebhookOptions, { passOn, work }: AppSettings = {}): { app: FastifyInstance; handled(): number } {
   let handled = 0
   // Passing on: Fastify's own logger (through process.stdout, where leak checks read) and its
   // default error handler, with no serializers of the app's: hookguard's routes bring their own.
@@ -138,7 +122,7 @@ function fastifyApp(options: WebhookOptions, { passOn }: AppSettings = {}): { ap
   if (options.auth.mode === 'oauth2') app.register(forFastify.tokenEndpoint(options), { prefix: '/token' })
   app.register(async (hooks) => {
     await hooks.register(forFastify.webhook(passOn === undefined ? options : { ...options, onError: 'throw' }))
-    hooks.post('/hooks', async (request) => {
+    hooks.post('/hooks', async (request, reply) => {
       handled++
       const delivery = request.webhook
       const received: Received = {
@@ -147,6 +131,7 @@ function fastifyApp(options: WebhookOptions, { passOn }: AppSettings = {}): { ap
         rawLength: delivery.rawBody.byteLength,
         rawText: decoder.decode(delivery.rawBody),
       }
+      reply.code(await workDone(work, received))
       return received
     })
     if (passOn !== undefined) {

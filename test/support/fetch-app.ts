@@ -1,6 +1,6 @@
 import type { WebhookOptions } from '@hookguard/core'
 import { tokenEndpoint, WebhookError, webhook } from '@hookguard/fetch'
-import type { AppSettings, Received } from './apps.ts'
+import { type AppSettings, type Received, workDone } from './work.ts'
 
 // The conformance suite's fetch handler, apart from the other frameworks and with no Node module,
 // so that Bun, Deno and the workerd bundle serve the very same handler.
@@ -26,10 +26,10 @@ function platformAnswer(error: unknown): Response {
 }
 
 /** `POST /hooks` behind `webhook()`, `/token` for mode oauth2, as a router in front of them would dispatch. */
-export function fetchApp(options: WebhookOptions, { passOn }: AppSettings = {}): FetchUnderTest {
+export function fetchApp(options: WebhookOptions, { passOn, work }: AppSettings = {}): FetchUnderTest {
   let handled = 0
   const token = options.auth.mode === 'oauth2' ? tokenEndpoint(options) : undefined
-  const hook = webhook(passOn === undefined ? options : { ...options, onError: 'throw' }, (delivery, request) => {
+  const hook = webhook(passOn === undefined ? options : { ...options, onError: 'throw' }, async (delivery, request) => {
     handled++
     if (!request.bodyUsed) throw new Error('webhook() handed on a request whose body is unread')
     const received: Received = {
@@ -38,7 +38,7 @@ export function fetchApp(options: WebhookOptions, { passOn }: AppSettings = {}):
       rawLength: delivery.rawBody.byteLength,
       rawText: decoder.decode(delivery.rawBody),
     }
-    return Response.json(received)
+    return Response.json(received, { status: await workDone(work, received) })
   })
   async function fetch(request: Request): Promise<Response> {
     const { pathname } = new URL(request.url)

@@ -2,7 +2,7 @@ import type { WebhookOptions } from '@hookguard/core'
 import { tokenEndpoint, webhook } from '@hookguard/hono'
 import { type ErrorHandler, Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
-import type { AppSettings, Received } from './apps.ts'
+import { type AppSettings, type Received, workDone } from './work.ts'
 
 // The conformance suite's Hono app, apart from the other frameworks and with no Node module, so
 // that Bun, Deno and the workerd bundle build the very same app.
@@ -26,7 +26,7 @@ const asShipped =
     return c.text('Internal Server Error', 500)
   }
 
-export function honoApp(options: WebhookOptions, { passOn }: AppSettings = {}): HonoUnderTest {
+export function honoApp(options: WebhookOptions, { passOn, work }: AppSettings = {}): HonoUnderTest {
   let handled = 0
   const app = new Hono()
   if (options.auth.mode === 'oauth2') app.all('/token', tokenEndpoint(options))
@@ -41,7 +41,7 @@ export function honoApp(options: WebhookOptions, { passOn }: AppSettings = {}): 
       // Read again through Hono: the middleware must have left the body readable.
       rawText: await c.req.text(),
     }
-    return c.json(received)
+    return c.json(received, (await workDone(work, received)) as 200)
   })
   app.onError(passOn === undefined ? quietly : asShipped(passOn))
   return { app, handled: () => handled }

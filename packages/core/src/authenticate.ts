@@ -1,6 +1,8 @@
 import { backend } from '#crypto'
 import { basicChallenge, parseBasicAuthorization } from './basic.ts'
+import { utf8 } from './bytes.ts'
 import type { HmacKey } from './crypto/types.ts'
+import type { Sender } from './dedupe-key.ts'
 import { WebhookError } from './errors.ts'
 import { formPayload, isFormUrlEncoded, parseForm } from './form.ts'
 import { foundSecrets, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
@@ -21,12 +23,13 @@ import type { TokenKeys } from './token-keys.ts'
 export type ReadBody = () => Promise<Uint8Array>
 
 /** What authentication learned, beyond "genuine". */
-export interface Authenticated {
+export interface Authenticated extends Sender {
   /**
    * A token sent as a form field makes the form the payload, so the authenticator hands the
-   * parsed form back instead of leaving the body to the JSON parser.
+   * parsed form back instead of leaving the body to the JSON parser; `covered` is the form without
+   * its token, which is what the delivery is (a retry renews the token).
    */
-  form?: { payload: unknown }
+  form?: { payload: unknown; covered: Uint8Array }
   /** Mode `secret`: which text the signature covered. */
   signature?: SignatureMatch
   /** The raw body, when authentication read it, so the receiver need not wait for it again. */
@@ -108,7 +111,7 @@ function secretAuthenticator(
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       throw new WebhookError('invalid_signature', `The ${signatureHeader} header does not match the body.`, { hint })
     }
-    return { signature: match, body }
+    return { signature: match, body, secrets }
   }
 }
 
@@ -117,6 +120,7 @@ type BasicAuth = Extract<WebhookAuth, { mode: 'basic' }>
 function basicAuthenticator(auth: BasicAuth, realm: string): Authenticator {
   const headers = { 'www-authenticate': basicChallenge(realm) }
   let check: (username: string, password: string, req: WebhookRequest) => Promise<boolean>
+  const byVerify = 'verify' in auth
   if ('verify' in auth) {
     const { verify } = auth
     check = async (username, password, req) => (await verify(username, password, req)) === true
@@ -141,7 +145,8 @@ function basicAuthenticator(auth: BasicAuth, realm: string): Authenticator {
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       throw new WebhookError('invalid_credentials', 'The Basic credentials are not valid.', { headers })
     }
-    return NOTHING_LEARNED
+    // With `verify`, the user name is who sent the delivery (a tenant, say).
+    return byVerify ? { username: credentials.username.normalize('NFC') } : NOTHING_LEARNED
   }
 }
 
@@ -155,7 +160,7 @@ function oauth2Authenticator(keys: TokenKeys, clock: () => number): Authenticato
       const form = parseForm(await readBody())
       token = form.get('access_token')
       form.delete('access_token')
-      authenticated = { form: { payload: formPayload(form) } }
+      authenticated = { form: { payload: formPayload(form), covered: utf8(form.toString()) } }
     }
     if (token === null || token === '') {
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned

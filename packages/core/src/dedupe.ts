@@ -1,6 +1,8 @@
 import type { DedupeStore } from './dedupe-store.ts'
 import { memoryDedupeStore } from './dedupe-store.ts'
 import { WebhookError } from './errors.ts'
+import type { WebhookDelivery } from './receiver.ts'
+import type { WebhookRequest } from './request.ts'
 import { jsonResponse, type WebhookResponse } from './response.ts'
 
 /** The `dedupe` option: process each delivery (each fingerprint) once. */
@@ -19,6 +21,14 @@ export interface DedupeOptions {
   processingTtl?: number
   /** Status of the answer to a duplicate of a handled delivery. Default 200: the service stops retrying. */
   duplicateStatus?: number
+  /**
+   * The key a delivery is claimed under. Default: its `fingerprint`, scoped by who sent it (the
+   * secrets it was checked against, the Basic credentials, the OAuth app; in mode `none` the
+   * address's path), so that two addresses or tenants sharing one store never collide. Give your
+   * own to scope otherwise (`(req, delivery) => \`${tenantOf(req)}:${delivery.fingerprint}\``), or to
+   * use an id of the payload's own. It runs after verification, for genuine deliveries only.
+   */
+  key?: (req: WebhookRequest, delivery: WebhookDelivery) => string | Promise<string>
 }
 
 export const DEFAULT_DEDUPE_TTL = 86_400
@@ -30,7 +40,8 @@ export type DedupeVerdict =
   | { kind: 'processing'; error: WebhookError }
   | { kind: 'done'; response: WebhookResponse }
 
-export type Dedupe = (fingerprint: string) => Promise<DedupeVerdict>
+/** Claims a verified delivery; `scopedKey` is the default key, made only when no `key` option is given. */
+export type Dedupe = (req: WebhookRequest, delivery: WebhookDelivery, scopedKey: () => Promise<string>) => Promise<DedupeVerdict>
 
 /** Nothing to remember: every delivery runs the handler, and the adapter has nothing to settle. */
 const NO_CLAIM: DedupeVerdict = { kind: 'claimed' }
@@ -42,13 +53,25 @@ export const noDedupe: Dedupe = async () => NO_CLAIM
  * `processingTtl`, and is reported on the console.
  */
 export function createDedupe(options: DedupeOptions, packageName: string): Dedupe {
-  const { store = memoryDedupeStore(), ttl = DEFAULT_DEDUPE_TTL, processingTtl = DEFAULT_PROCESSING_TTL, duplicateStatus = 200 } = options
+  const {
+    store = memoryDedupeStore(),
+    ttl = DEFAULT_DEDUPE_TTL,
+    processingTtl = DEFAULT_PROCESSING_TTL,
+    duplicateStatus = 200,
+    key: keyOf,
+  } = options
   const doneMs = ttl * 1000
   const processingMs = processingTtl * 1000
-  return async (fingerprint) => {
+  return async (req, delivery, scopedKey) => {
+    const { fingerprint } = delivery
+    const key = keyOf === undefined ? await scopedKey() : await keyOf(req, delivery)
+    if (typeof key !== 'string' || key === '') {
+      // Stryker disable next-line StringLiteral: message text only — the TypeError is pinned
+      throw new TypeError(`${packageName}: dedupe.key must return a non-empty string`)
+    }
     let found: Awaited<ReturnType<DedupeStore['claim']>>
     try {
-      found = await store.claim(fingerprint, processingMs)
+      found = await store.claim(key, processingMs)
     } catch (cause) {
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       throw new WebhookError(

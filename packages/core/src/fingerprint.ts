@@ -3,25 +3,32 @@ import { toHex } from './bytes.ts'
 import type { SignatureMatch } from './signature.ts'
 
 /**
- * A delivery's fingerprint: SHA-256 (hex) of the text its signature covered, the body with Java's
- * whitespace removed (the service's form, and the form in modes without a signature), or the
- * compatibility form that matched. Every whitespace variant of one delivery has the same one.
+ * What a delivery's fingerprint hashes: what its mode authenticates. In mode `secret` the text the
+ * signature covered (the service's form, the body with Java's whitespace removed, so every
+ * whitespace variant of one delivery has the same fingerprint; or the compatibility form that
+ * matched). In modes `basic`, `oauth2` and `none` nothing is signed, so whitespace inside strings
+ * is content: the bytes as received (`"Ann Lee"` and `"AnnLee"` are two deliveries), or, for a
+ * token sent as a form field, the form without its `access_token`, which a retry renews.
  */
-export async function fingerprintOf(rawBody: Uint8Array, signature: SignatureMatch | undefined): Promise<string> {
-  const digest = signature === undefined || signature.form === 'service' ? backend.canonicalSha256(rawBody) : backend.sha256(signature.text)
+export type Covered = SignatureMatch | { form: 'exact'; text: Uint8Array }
+
+/** The fingerprint of `covered`, for a delivery whose bytes received are `rawBody`. */
+export async function fingerprintOf(rawBody: Uint8Array, covered: Covered): Promise<string> {
+  const digest = covered.form === 'service' ? backend.canonicalSha256(rawBody) : backend.sha256(covered.text)
   return toHex(await digest)
 }
 
 /**
  * Whether the fingerprint can be hashed when first read, by {@link fingerprintNow}, for a receiver
  * that needs none itself (no dedupe, nobody listening): an application that never reads it pays no
- * hash per delivery. Only where hashing is synchronous (Node) and for the service's form.
+ * hash per delivery. Only where hashing is synchronous (Node).
  */
-export function canHashLater(signature: SignatureMatch | undefined): boolean {
-  return backend.canonicalSha256Sync !== undefined && (signature === undefined || signature.form === 'service')
+export function canHashLater(covered: Covered): boolean {
+  return backend.canonicalSha256Sync !== undefined && (covered.form === 'service' || covered.form === 'exact')
 }
 
 /** The fingerprint of a delivery {@link canHashLater} allowed, hashed now. */
-export function fingerprintNow(rawBody: Uint8Array): string {
-  return toHex((backend.canonicalSha256Sync as (body: Uint8Array) => Uint8Array)(rawBody))
+export function fingerprintNow(rawBody: Uint8Array, covered: Covered): string {
+  const { canonicalSha256Sync, sha256Sync } = backend as Required<typeof backend>
+  return toHex(covered.form === 'service' ? canonicalSha256Sync(rawBody) : sha256Sync((covered as { text: Uint8Array }).text))
 }

@@ -89,19 +89,37 @@ function incomplete(): WebhookError {
 }
 
 /**
- * With `dedupe`: settles a delivery's claim once its answer is sent, as handled when the app
- * answered below 400, and released (so the service's retry runs) when it answered an error or the
- * connection closed before the answer was complete.
+ * With `dedupe`: settles a delivery's claim by the app's answer: handled when it answered below
+ * 400, released (so the service's retry runs) when it answered an error. A sender that goes away
+ * says nothing of the handler, which runs on: a closed connection alone never settles, or a retry
+ * sent meanwhile would run the handler a second time, beside the first. The answer the app writes
+ * after the close (`res.end`) still settles; an app that never answers leaves the claim to expire
+ * with `processingTtl`. Returns a function for an adapter that learns the app's verdict another way
+ * (Koa, which writes nothing to a closed connection): it counts only once the connection is gone.
  */
-export function settleWhenAnswered(res: ServerResponse, settle: (handled: boolean) => Promise<void>): void {
-  const finished = () => {
-    res.off('close', closed)
-    void settle(res.statusCode < 400)
-  }
-  const closed = () => {
+export function settleWhenAnswered(res: ServerResponse, settle: (handled: boolean) => Promise<void>): (handled: boolean) => void {
+  let settled = false
+  const once = (handled: boolean) => {
+    if (settled) return
+    settled = true
     res.off('finish', finished)
-    void settle(false)
+    res.off('close', closed)
+    void settle(handled)
+  }
+  const finished = () => once(res.statusCode < 400)
+  const closed = () => {
+    // 'finish' comes before 'close' when the answer was sent; the app answered if it ended it.
+    if (res.writableEnded) return once(res.statusCode < 400)
+    const end = res.end
+    res.end = function endAfterClose(this: ServerResponse, ...args: Parameters<ServerResponse['end']>) {
+      res.end = end
+      once(res.statusCode < 400)
+      return end.apply(this, args)
+    } as ServerResponse['end']
   }
   res.once('finish', finished)
   res.once('close', closed)
+  return (handled) => {
+    if (res.destroyed && !res.writableEnded) once(handled)
+  }
 }

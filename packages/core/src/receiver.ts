@@ -2,9 +2,10 @@ import { createAuthenticator } from './authenticate.ts'
 import { declaredBodyLength, readLimited } from './body.ts'
 import { utf8 } from './bytes.ts'
 import { createDedupe, noDedupe } from './dedupe.ts'
+import { scopedKey } from './dedupe-key.ts'
 import { payloadTooLarge, WebhookError } from './errors.ts'
 import { createEmitter } from './events.ts'
-import { canHashLater, fingerprintNow, fingerprintOf } from './fingerprint.ts'
+import { type Covered, canHashLater, fingerprintNow, fingerprintOf } from './fingerprint.ts'
 import { parseJson } from './json.ts'
 import { checkOptions, type Settings, type WebhookMode, type WebhookOptions } from './options.ts'
 import { type BodySource, type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
@@ -24,9 +25,11 @@ export interface WebhookDelivery<Payload = unknown, RawBody extends Uint8Array =
   /** The bytes received. */
   rawBody: RawBody
   /**
-   * SHA-256 (hex) of the text the signature covers: the body with Java's whitespace removed (or the
-   * compatibility form that matched), in every mode. The same for every whitespace variant of one
-   * delivery, so it is the key for a unique constraint of your own: the service sends no delivery id.
+   * SHA-256 (hex) of what the mode authenticates. Mode `secret`: the text the signature covers, the
+   * body with Java's whitespace removed (or the compatibility form that matched), the same for
+   * every whitespace variant of one delivery. Modes `basic`, `oauth2` and `none`, where nothing is
+   * signed: the bytes received (whitespace inside strings is content), without the `access_token`
+   * field of a form. A key for a unique constraint of your own: the service sends no delivery id.
    * A getter, hashed when first read: a spread or `JSON.stringify` of the delivery leaves it out.
    */
   readonly fingerprint: string
@@ -98,7 +101,8 @@ export function createReceiver<Payload = unknown>(
       const readBody = bodyReader(incoming, req, settings)
       try {
         // Authentication always comes first: a body that fails it is never parsed or handed on.
-        const { form, signature, body } = await authenticate(req, readBody)
+        const authenticated = await authenticate(req, readBody)
+        const { form, signature, body } = authenticated
         // Stryker disable next-line LogicalOperator: speed only — readBody() resolves the same bytes
         const rawBody = body ?? (await readBody())
         let payload: unknown
@@ -115,11 +119,13 @@ export function createReceiver<Payload = unknown>(
         // Typed by the schema when there is one; otherwise `Payload` is the caller's own claim.
         if (schema !== undefined) payload = await validatePayload(schema, payload)
         const mode = auth.mode
-        if (settings.dedupe === undefined && !events.wanted('verified') && canHashLater(signature)) {
-          return { ok: true, delivery: new Delivery(mode, payload as Payload, rawBody, undefined) }
+        const covered: Covered = signature ?? { form: 'exact', text: form === undefined ? rawBody : form.covered }
+        if (settings.dedupe === undefined && !events.wanted('verified') && canHashLater(covered)) {
+          return { ok: true, delivery: new Delivery(mode, payload as Payload, rawBody, covered, undefined) }
         }
-        const fingerprint = await fingerprintOf(rawBody, signature)
-        const verdict = await dedupe(fingerprint)
+        const fingerprint = await fingerprintOf(rawBody, covered)
+        const delivery = new Delivery(mode, payload as Payload, rawBody, covered, fingerprint)
+        const verdict = await dedupe(req, delivery, () => scopedKey(settings, authenticated, req, fingerprint))
         if (verdict.kind !== 'claimed') {
           if (events.wanted('duplicate')) {
             const state = verdict.kind
@@ -140,11 +146,7 @@ export function createReceiver<Payload = unknown>(
             durationMs,
           })
         }
-        return {
-          ok: true,
-          delivery: new Delivery(mode, payload as Payload, rawBody, fingerprint),
-          ...(verdict.settle && { settle: verdict.settle }),
-        }
+        return { ok: true, delivery, ...(verdict.settle && { settle: verdict.settle }) }
       } catch (error) {
         if (!(error instanceof WebhookError)) throw error
         const { refusal, bodyBytes } = await afterRefusal(error, readBody)
@@ -209,18 +211,20 @@ class Delivery<Payload> implements WebhookDelivery<Payload> {
   rawBody: Uint8Array
   // The bytes received, kept apart from `rawBody`, which the application may replace.
   readonly #received: Uint8Array
+  readonly #covered: Covered
   #fingerprint: string | undefined
 
-  constructor(mode: WebhookMode, payload: Payload, rawBody: Uint8Array, fingerprint: string | undefined) {
+  constructor(mode: WebhookMode, payload: Payload, rawBody: Uint8Array, covered: Covered, fingerprint: string | undefined) {
     this.mode = mode
     this.payload = payload
     this.rawBody = rawBody
     this.#received = rawBody
+    this.#covered = covered
     this.#fingerprint = fingerprint
   }
 
   get fingerprint(): string {
-    this.#fingerprint ??= fingerprintNow(this.#received)
+    this.#fingerprint ??= fingerprintNow(this.#received, this.#covered)
     return this.#fingerprint
   }
 }

@@ -106,7 +106,138 @@ describe('dedupe', () => {
     [{ ttl: 0 }, 'dedupe.ttl must be a positive integer'],
     [{ processingTtl: 1.5 }, 'dedupe.processingTtl must be a positive integer'],
     [{ duplicateStatus: 409 }, 'dedupe.duplicateStatus must be a 2xx status, so that the service stops retrying'],
+    [{ key: 'order-id' }, 'dedupe.key must be a function of the request and the delivery'],
   ])('refuses %o at setup', (dedupe, message) => {
     expect(() => receiverWith(dedupe as WebhookOptions['dedupe'])).toThrow(new TypeError(`@hookguard/core: ${message}`))
+  })
+})
+
+describe('dedupe key', () => {
+  /** A store shared by every receiver of a test, as one Redis is shared by several addresses. */
+  const shared = () => memoryDedupeStore()
+  const signed = async (secret: string, body = BODY, url = '/hooks'): Promise<IncomingRequest> => ({
+    method: 'POST',
+    url,
+    headers: { 'x-service-hmac-signature': await sign(body, secret) },
+    body,
+  })
+  /** Verifies and, when claimed, settles as handled: the delivery ran. */
+  async function handle(
+    receiver: { verify(request: IncomingRequest): Promise<unknown> },
+    request: IncomingRequest,
+  ): Promise<'ran' | 'duplicate'> {
+    const result = (await receiver.verify(request)) as Awaited<ReturnType<ReturnType<typeof createReceiver>['verify']>>
+    if (!result.ok) return 'duplicate'
+    await result.settle?.(true)
+    return 'ran'
+  }
+
+  it("keeps tenants apart: a payload one tenant signs with its own secret never blocks another tenant's genuine delivery", async () => {
+    const store = shared()
+    const secrets: Record<string, string> = { '/hooks/a': 'whsec-tenant-a-0c41', '/hooks/b': 'whsec-tenant-b-9e27' }
+    const receiver = createReceiver({ auth: { mode: 'secret', secret: (req) => secrets[req.url.pathname] }, dedupe: { store } })
+    // Tenant A posts B's expected payload, signed with A's secret, to A's address first.
+    expect(await handle(receiver, await signed(secrets['/hooks/a'] as string, BODY, '/hooks/a'))).toBe('ran')
+    expect(await handle(receiver, await signed(secrets['/hooks/b'] as string, BODY, '/hooks/b'))).toBe('ran')
+    expect(await handle(receiver, await signed(secrets['/hooks/b'] as string, PRETTY, '/hooks/b'))).toBe('duplicate')
+  })
+
+  it('keeps two addresses with their own secrets apart in one store, and a rotation still one delivery', async () => {
+    const store = shared()
+    const first = createReceiver({ auth: { mode: 'secret', secret: 'whsec-address-one' }, dedupe: { store } })
+    const second = createReceiver({ auth: { mode: 'secret', secret: 'whsec-address-two' }, dedupe: { store } })
+    expect(await handle(first, await signed('whsec-address-one'))).toBe('ran')
+    expect(await handle(second, await signed('whsec-address-two'))).toBe('ran')
+    // Rotating: the same set in another order, the retry signed with the new secret.
+    const rotating = createReceiver({ auth: { mode: 'secret', secret: ['whsec-new', 'whsec-old'] }, dedupe: { store } })
+    const rotated = createReceiver({ auth: { mode: 'secret', secret: ['whsec-old', 'whsec-new'] }, dedupe: { store } })
+    expect(await handle(rotating, await signed('whsec-old'))).toBe('ran')
+    expect(await handle(rotated, await signed('whsec-new'))).toBe('duplicate')
+  })
+
+  it('keeps two Basic addresses, the users one Basic verify accepts, and two unauthenticated addresses apart in one store', async () => {
+    const store = shared()
+    const body = '{"event":"ping"}'
+    const basic = (password: string) => createReceiver({ auth: { mode: 'basic', username: 'service', password }, dedupe: { store } })
+    const authorization = (password: string) => `Basic ${btoa(`service:${password}`)}`
+    const post = (url: string, headers: Record<string, string> = {}): IncomingRequest => ({ method: 'POST', url, headers, body })
+    expect(await handle(basic('one-password'), post('/hooks', { authorization: authorization('one-password') }))).toBe('ran')
+    expect(await handle(basic('two-password'), post('/hooks', { authorization: authorization('two-password') }))).toBe('ran')
+    const none = createReceiver({ auth: { mode: 'none' }, dedupe: { store } })
+    expect(await handle(none, post('/hooks/one'))).toBe('ran')
+    expect(await handle(none, post('/hooks/two'))).toBe('ran')
+    expect(await handle(none, post('/hooks/two?retry=1'))).toBe('duplicate')
+    const byVerify = createReceiver({ auth: { mode: 'basic', verify: (user) => user.startsWith('tenant-') }, dedupe: { store } })
+    const asUser = (user: string) => post('/hooks', { authorization: `Basic ${btoa(`${user}:pw`)}` })
+    expect(await handle(byVerify, asUser('tenant-a'))).toBe('ran')
+    expect(await handle(byVerify, asUser('tenant-b'))).toBe('ran')
+    expect(await handle(byVerify, asUser('tenant-b'))).toBe('duplicate')
+  })
+
+  it('claims the key dedupe.key gives, with the request and the verified delivery, and never puts a secret in a key', async () => {
+    const keys: string[] = []
+    const store = memoryDedupeStore()
+    const recording = {
+      claim: (key: string, ttlMs: number) => {
+        keys.push(key)
+        return store.claim(key, ttlMs)
+      },
+    }
+    const custom = createReceiver({
+      auth: { mode: 'secret', secret: SECRET },
+      dedupe: {
+        store: recording,
+        key: (req, delivery) => `${req.url.pathname}:${(delivery.payload as { data: { orderNo: string } }).data.orderNo}`,
+      },
+    })
+    expect(await handle(custom, await delivery())).toBe('ran')
+    expect(await handle(custom, await delivery(PRETTY))).toBe('duplicate')
+    const scoped = createReceiver({ auth: { mode: 'secret', secret: SECRET }, dedupe: { store: recording } })
+    const result = await scoped.verify(await delivery())
+    expect(keys.slice(0, 2)).toEqual(['/hooks:SO-1', '/hooks:SO-1'])
+    expect(keys[2]).toMatch(/^[0-9a-f]{32}:[0-9a-f]{64}$/)
+    expect(keys[2]?.endsWith(result.ok ? result.delivery.fingerprint : 'unverified')).toBe(true)
+    expect(keys.join()).not.toContain(SECRET)
+  })
+
+  it('refuses a dedupe.key that returns no key, as a mistake of the app', async () => {
+    const receiver = createReceiver({ auth: { mode: 'secret', secret: SECRET }, dedupe: { key: () => '' } })
+    await expect(receiver.verify(await delivery())).rejects.toThrow(
+      new TypeError('@hookguard/core: dedupe.key must return a non-empty string'),
+    )
+  })
+
+  it('takes a retry of a form delivery with a fresh token for the same delivery; the token stays in rawBody', async () => {
+    const auth = { mode: 'oauth2', appId: 'wx-app-dedupe', secret: 'oauth-dedupe-secret-3a9c' } as const
+    const receiver = createReceiver({ auth, dedupe: {} })
+    // Two tokens issued a second apart differ.
+    let issuedAt = Date.now()
+    const issuer = createReceiver({ auth, clock: () => issuedAt }, { role: 'token' })
+    const token = async () =>
+      JSON.parse(
+        (
+          await issuer.token({
+            method: 'GET',
+            url: `/token?appid=${auth.appId}&secret=${auth.secret}&grant_type=client_credentials`,
+            headers: {},
+            body: null,
+          })
+        ).body,
+      ).access_token as string
+    const form = async (access: string): Promise<IncomingRequest> => ({
+      method: 'POST',
+      url: '/hooks',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `event=order.paid&orderNo=SO-1&access_token=${access}`,
+    })
+    const first = await receiver.verify(await form(await token()))
+    if (!first.ok) throw new Error('expected a verified delivery')
+    expect(new TextDecoder().decode(first.delivery.rawBody)).toContain('access_token=')
+    await first.settle?.(true)
+    issuedAt += 1000
+    const fresh = await token()
+    expect(new TextDecoder().decode(first.delivery.rawBody)).not.toContain(fresh)
+    const retry = await receiver.verify(await form(fresh))
+    expect(retry.ok || JSON.parse(retry.response.body)).toEqual({ duplicate: true, fingerprint: first.delivery.fingerprint })
   })
 })

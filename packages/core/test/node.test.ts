@@ -210,12 +210,26 @@ describe('readNodeBody', () => {
 describe('settleWhenAnswered', () => {
   /** A response that records what its delivery was settled as. */
   function answered(statusCode: number) {
-    const res = Object.assign(new EventEmitter(), { statusCode }) as unknown as ServerResponse
+    const ended: unknown[] = []
+    const res = Object.assign(new EventEmitter(), {
+      statusCode,
+      writableEnded: false,
+      destroyed: false,
+      end(...args: unknown[]) {
+        ended.push(args)
+        return res
+      },
+    }) as unknown as ServerResponse & { writableEnded: boolean; destroyed: boolean }
     const settled: boolean[] = []
-    settleWhenAnswered(res, async (handled) => {
+    const outcome = settleWhenAnswered(res, async (handled) => {
       settled.push(handled)
     })
-    return { res, settled }
+    /** The sender goes away before the answer was written. */
+    const drop = () => {
+      res.destroyed = true
+      res.emit('close')
+    }
+    return { res, settled, outcome, drop, ended }
   }
 
   it('settles a delivery answered below 400 as handled, once', () => {
@@ -236,11 +250,43 @@ describe('settleWhenAnswered', () => {
     }
   })
 
-  it('releases a delivery whose connection closed before its answer was sent', () => {
-    const { res, settled } = answered(200)
-    res.emit('close')
-    res.emit('finish')
-    expect(settled).toEqual([false])
+  it('leaves a delivery unsettled when its connection closes before the answer, while the handler runs', () => {
+    const { settled, drop } = answered(200)
+    drop()
+    expect(settled).toEqual([])
+  })
+
+  it('settles by the answer the app writes after its sender went away, and passes the answer on', () => {
+    for (const [status, handled] of [
+      [200, true],
+      [500, false],
+    ] as const) {
+      const { res, settled, drop, ended } = answered(status)
+      drop()
+      res.end('{"ok":true}')
+      res.end()
+      expect(settled, String(status)).toEqual([handled])
+      expect(ended, 'the real end() still runs').toEqual([['{"ok":true}'], []])
+    }
+  })
+
+  it('settles by the status of an answer ended when the connection closed before it was all sent', () => {
+    const { res, settled, drop } = answered(204)
+    res.writableEnded = true
+    drop()
+    expect(settled).toEqual([true])
     expect(res.listenerCount('finish') + res.listenerCount('close')).toBe(0)
+  })
+
+  it("takes an adapter's verdict only once the connection is gone, where no answer will be written", () => {
+    const open = answered(200)
+    open.outcome(false)
+    open.res.emit('finish')
+    expect(open.settled, 'connected: the answer decides').toEqual([true])
+    const gone = answered(200)
+    gone.drop()
+    gone.outcome(false)
+    gone.outcome(true)
+    expect(gone.settled, 'gone: the first verdict decides, once').toEqual([false])
   })
 })

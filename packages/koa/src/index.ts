@@ -63,8 +63,16 @@ export function webhook<Payload = unknown>(options: KoaWebhookOptions<Payload>):
     request.body = delivery.payload
     request.rawBody = delivery.rawBody.toString('utf8')
     // Koa answers once every middleware has returned, errors included: judged by what it sends.
-    if (result.settle) settleWhenAnswered(ctx.res, result.settle)
-    await next()
+    if (result.settle === undefined) return next()
+    const outcome = settleWhenAnswered(ctx.res, result.settle)
+    // Koa writes nothing to a connection the sender closed, so there its verdict is the handler's.
+    let handled = false
+    try {
+      await next()
+      handled = ctx.status < 400
+    } finally {
+      outcome(handled)
+    }
   }
 }
 

@@ -117,8 +117,11 @@ function hmacNow(key: HmacKey, data: Uint8Array): Uint8Array {
 }
 
 function canonicalSha256Now(body: Uint8Array): Uint8Array {
-  const text = transientCanonical(body)
-  return hash !== undefined ? bytesOf(hash('sha256', text, 'binary')) : crypto.createHash('sha256').update(text).digest()
+  return sha256Now(transientCanonical(body))
+}
+
+function sha256Now(data: Uint8Array): Uint8Array {
+  return hash !== undefined ? bytesOf(hash('sha256', data, 'binary')) : crypto.createHash('sha256').update(data).digest()
 }
 
 // node:crypto hashes synchronously and without copying the input to another thread, which is
@@ -131,9 +134,10 @@ export const backend: CryptoBackend = {
   },
   hmac: async (keys, data) => keys.map((key) => hmacNow(key, data)),
   canonicalHmac: async (keys, body) => canonicalDigests(keys, body),
-  sha256: async (data) => crypto.createHash('sha256').update(data).digest(),
+  sha256: async (data) => sha256Now(data),
   canonicalSha256: async (body) => canonicalSha256Now(body),
   canonicalSha256Sync: (body) => canonicalSha256Now(body),
+  sha256Sync: (data) => sha256Now(data),
   // The asynchronous form runs on libuv's thread pool, so a slow derivation never blocks requests.
   pbkdf2Sha256: (password, salt, iterations) =>
     new Promise((resolve, reject) => {

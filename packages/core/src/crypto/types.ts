@@ -22,6 +22,8 @@ export interface CryptoBackend {
   canonicalSha256(body: Uint8Array): Promise<Uint8Array>
   /** The same, synchronously, where the platform hashes synchronously (Node): lets a fingerprint be hashed only when read. */
   canonicalSha256Sync?: (body: Uint8Array) => Uint8Array
+  /** SHA-256 of `data`, synchronously, where `canonicalSha256Sync` is: the fingerprint of a mode that signs nothing. */
+  sha256Sync?: (data: Uint8Array) => Uint8Array
   /** PBKDF2-HMAC-SHA256, 32 bytes: deliberately slow, off the event loop where the platform allows. */
   pbkdf2Sha256(password: Uint8Array, salt: Uint8Array, iterations: number): Promise<Uint8Array>
 }
