@@ -140,7 +140,7 @@ function fastifyApp(options: WebhookOptions, { passOn }: AppSettings = {}): { ap
     await hooks.register(forFastify.webhook(passOn === undefined ? options : { ...options, onError: 'throw' }))
     hooks.post('/hooks', async (request) => {
       handled++
-      const delivery = request.webhook
+      const delivery = forFastify.requireWebhook(request)
       const received: Received = {
         mode: delivery.mode,
         payload: request.body,
