@@ -1,6 +1,6 @@
 // Receives the service's signed webhooks on POST /webhooks.
 // Run: WEBHOOK_SECRET=… pnpm --filter examples fastify
-import { logSerializers, webhook } from '@hookguard/fastify'
+import { logSerializers, notFoundHandler, requireWebhook, webhook } from '@hookguard/fastify'
 import Fastify from 'fastify'
 
 const secret = process.env.WEBHOOK_SECRET
@@ -8,12 +8,14 @@ if (!secret) throw new Error('Set WEBHOOK_SECRET to the signing secret from the 
 
 // The request log writes URLs without credentials (an OAuth token travels in the query).
 const app = Fastify({ logger: { serializers: logSerializers } })
+// Fastify's own 404 writes and answers the URL as received, query and all.
+app.setNotFoundHandler(notFoundHandler)
 
 // webhook() applies to the plugin that registers it: here, the webhook routes only.
 app.register(async (hooks) => {
   await hooks.register(webhook({ auth: { mode: 'secret', secret } }))
   hooks.post('/webhooks', async (request, reply) => {
-    request.log.info({ payload: request.webhook.payload }, 'verified delivery')
+    request.log.info({ payload: requireWebhook(request).payload }, 'verified delivery')
     return reply.code(204).send()
   })
 })

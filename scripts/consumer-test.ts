@@ -231,7 +231,7 @@ assert.deepEqual(await fetchOk.json(), { payload: { event: 'order.paid', amount:
 const fastify = Fastify()
 fastify.register(async (hooks) => {
   await hooks.register(forFastify.webhook({ auth: { mode: 'secret', secret } }))
-  hooks.post('/hooks', async (request) => request.webhook.payload)
+  hooks.post('/hooks', async (request) => forFastify.requireWebhook(request).payload)
 })
 const fastifyOk = await fastify.inject({ method: 'POST', url: '/hooks', payload: body, headers: { 'content-type': 'application/json', 'x-service-hmac-signature': signature } })
 assert.equal(fastifyOk.statusCode, 200)
@@ -313,7 +313,7 @@ async function main() {
   const fastify = require('fastify')()
   fastify.register(async (hooks) => {
     await hooks.register(forFastify.webhook({ auth: { mode: 'secret', secret } }))
-    hooks.post('/hooks', async (request) => request.webhook.payload)
+    hooks.post('/hooks', async (request) => forFastify.requireWebhook(request).payload)
   })
   const signed = await fastify.inject({ method: 'POST', url: '/hooks', payload: '{"event":"ping"}', headers: { 'content-type': 'application/json', 'x-service-hmac-signature': await sign('{"event":"ping"}', secret) } })
   assert.equal(signed.statusCode, 200)

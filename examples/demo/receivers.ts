@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import type { WebhookOptions } from '@hookguard/core'
 import { tokenEndpoint as expressToken, webhook as expressWebhook } from '@hookguard/express'
-import { tokenEndpoint as fastifyToken, webhook as fastifyWebhook } from '@hookguard/fastify'
+import { tokenEndpoint as fastifyToken, webhook as fastifyWebhook, requireWebhook } from '@hookguard/fastify'
 import { tokenEndpoint as fetchToken, webhook as fetchWebhook } from '@hookguard/fetch'
 import { tokenEndpoint as honoToken, webhook as honoWebhook } from '@hookguard/hono'
 import { tokenEndpoint as koaToken, webhook as koaWebhook } from '@hookguard/koa'
@@ -81,7 +81,7 @@ function fastifyApp(): FastifyInstance {
     // Each address in a scope of its own: webhook() reaches the routes of the scope that registers it.
     app.register(async (scope) => {
       await scope.register(fastifyWebhook(options))
-      scope.post(path, async (request) => ({ received: (request.webhook.payload as { event?: string }).event }))
+      scope.post(path, async (request) => ({ received: (requireWebhook(request).payload as { event?: string }).event }))
     })
   }
   app.register(fastifyToken(OAUTH), { prefix: '/oauth2/token' })

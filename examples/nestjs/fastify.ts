@@ -2,7 +2,7 @@
 // Run: WEBHOOK_SECRET=… pnpm --filter examples nestjs:fastify
 import 'reflect-metadata'
 import { fileURLToPath } from 'node:url'
-import { type FastifyWebhookOptions, tokenEndpoint, webhook } from '@hookguard/fastify'
+import { type FastifyWebhookOptions, requireWebhook, tokenEndpoint, webhook } from '@hookguard/fastify'
 import type { LogLevel } from '@nestjs/common'
 import { NestFactory } from '@nestjs/core'
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify'
@@ -22,7 +22,7 @@ export async function createApp(options: FastifyWebhookOptions, logger: LogLevel
   await app.register(async (hooks: FastifyInstance) => {
     await hooks.register(webhook(options))
     hooks.post('/webhooks', async (request, reply) => {
-      deliveries.handle(request.webhook)
+      deliveries.handle(requireWebhook(request))
       return reply.code(204).send()
     })
   })

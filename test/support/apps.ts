@@ -124,7 +124,7 @@ function fastifyApp(options: WebhookOptions, { passOn, work }: AppSettings = {})
     await hooks.register(forFastify.webhook(passOn === undefined ? options : { ...options, onError: 'throw' }))
     hooks.post('/hooks', async (request, reply) => {
       handled++
-      const delivery = request.webhook
+      const delivery = forFastify.requireWebhook(request)
       const received: Received = {
         mode: delivery.mode,
         payload: request.body,

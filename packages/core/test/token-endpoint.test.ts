@@ -263,6 +263,17 @@ describe('the token acquisition address', () => {
       }
     })
 
+    it('answers a wrong app id exactly as a wrong secret, so that a guess learns nothing of which was wrong', async () => {
+      for (const [wrongId, wrongSecret] of [
+        [get({ ...SERVICE, appid: 'wx-app-2077' }), get({ ...SERVICE, secret: 'guess-guess' })],
+        [post({ ...POST, client_id: 'wx-app-2077' }), post({ ...POST, client_secret: 'guess-guess' })],
+        [post(GRANT, basic('wx-app-2077', SECRET)), post(GRANT, basic(APP_ID, 'guess-guess'))],
+      ] as const) {
+        const [id, secret] = [await refusal(wrongId), await refusal(wrongSecret)]
+        expect([id.status, id.headers, id.body]).toEqual([secret.status, secret.headers, secret.body])
+      }
+    })
+
     it('answers 400 invalid_request when no client credentials are sent', async () => {
       expect((await refusal(post(GRANT))).json.error).toBe('invalid_request')
       expect((await refusal(get(GRANT, { authorization: 'Bearer not-basic' }))).json.error).toBe('invalid_request')

@@ -22,6 +22,8 @@ import fp from 'fastify-plugin'
 const PACKAGE = '@hookguard/fastify'
 const HOW_TO_MOUNT =
   'webhook() reads the body itself: in its scope, add no content-type parser (addContentTypeParser, @fastify/formbody) and no preParsing hook that reads the body.'
+const PREFIX_REFUSED = `${PACKAGE}: webhook() takes no prefix. It applies to the scope that registers it, which a prefix does not change: register it inside a plugin of your own that holds the webhook routes, and give that plugin the prefix: app.register(async (hooks) => { await hooks.register(webhook(options)); hooks.post('/', handler) }, { prefix: '/hooks' })`
+const NOT_VERIFIED = `${PACKAGE}: request.webhook is not set: this route is outside the scope of webhook(), so its body was not verified. Declare the route in the plugin that registers webhook(), after it.`
 
 /** The core's options, and how a refusal is answered. */
 export type FastifyWebhookOptions<Payload = unknown> = WebhookOptions<Payload> & {
@@ -32,7 +34,7 @@ export type FastifyWebhookOptions<Payload = unknown> = WebhookOptions<Payload> &
 /** A verified delivery in Fastify: the bytes received are a `Buffer`. */
 export type FastifyWebhookDelivery<Payload = unknown> = WebhookDelivery<Payload, Buffer>
 
-/** What `webhook()` adds to the request. */
+/** What `webhook()` adds to a request in its scope (`requireWebhook(request)` returns it). */
 export interface WebhookVariables<Payload = unknown> {
   webhook: FastifyWebhookDelivery<Payload>
 }
@@ -50,9 +52,12 @@ declare module 'fastify' {
   > {
     /**
      * The verified delivery, set by `webhook()` before validation and the handler run, in its
-     * scope only. Its payload is typed as the route's body (`Body`, or its schema's type).
+     * scope only. Absent on a route outside it (the decoration is the scope's, as the hook is),
+     * whose body nobody verified; `null` in it until the hook has run. `requireWebhook(request)`
+     * gives it or refuses the request. Its payload is typed as the route's body (`Body`, or its
+     * schema's type).
      */
-    webhook: FastifyWebhookDelivery<RequestType['body']>
+    webhook?: FastifyWebhookDelivery<RequestType['body']> | null
   }
 }
 
@@ -64,12 +69,14 @@ declare module 'fastify' {
  * `setErrorHandler`) and the handler never runs. The scope's bodies are left to hookguard, which
  * reads them with its own limit and errors, whatever their type; the rest of the app keeps its
  * parsers and `bodyLimit`. Its routes log their URL without credentials (`logSerializers`).
+ * Registered with a `prefix`, it throws a `TypeError`: a `fastify-plugin` takes no prefix, so
+ * give the prefix to the plugin that holds it and the routes.
  *
  * @example
  * app.register(async (hooks) => {
  *   await hooks.register(webhook({ auth: { mode: 'secret', secret: process.env.WEBHOOK_SECRET! } }))
  *   hooks.post('/webhooks', async (request, reply) => {
- *     console.log(request.webhook.payload)
+ *     console.log(requireWebhook(request).payload)
  *     return reply.code(204).send()
  *   })
  * })
@@ -78,7 +85,10 @@ export function webhook<Payload = unknown>(options: FastifyWebhookOptions<Payloa
   const receiver = createReceiver<Payload>(options, { packageName: PACKAGE })
   const onError = checkOnError(PACKAGE, options.onError, 'throw')
 
-  async function hookguardWebhook(scope: FastifyInstance) {
+  async function hookguardWebhook(scope: FastifyInstance, registration: { prefix?: string }) {
+    // fastify-plugin drops the prefix: the hook would then cover every route of the parent, not
+    // the routes under the prefix. Refused rather than ignored.
+    if (registration?.prefix !== undefined) throw new TypeError(PREFIX_REFUSED)
     leaveBodiesToHookguard(scope)
     if (!scope.hasRequestDecorator('webhook')) scope.decorateRequest<FastifyWebhookDelivery | null>('webhook', null)
     // preValidation, the first hook after parsing: a route's body schema then checks the payload.
@@ -121,10 +131,52 @@ export function tokenEndpoint(options: FastifyWebhookOptions): FastifyPluginAsyn
 }
 
 /**
+ * The verified delivery of a request in `webhook()`'s scope, typed by the route's body. On a
+ * route outside that scope (declared in the parent or in a sibling plugin, or before `webhook()`
+ * was registered), nothing verified the body: it throws an error that Fastify answers 500, with
+ * `code: 'HOOKGUARD_NOT_VERIFIED'`, before the handler can act on an unverified body.
+ *
+ * @example
+ * app.register(async (hooks) => {
+ *   await hooks.register(webhook({ auth: { mode: 'secret', secret: process.env.WEBHOOK_SECRET! } }))
+ *   hooks.post<{ Body: { event: string } }>('/webhooks', async (request, reply) => {
+ *     const { payload } = requireWebhook(request) // payload: { event: string }
+ *     request.log.info({ event: payload.event }, 'verified delivery')
+ *     return reply.code(204).send()
+ *   })
+ * })
+ */
+export function requireWebhook<Payload>(request: { webhook?: FastifyWebhookDelivery<Payload> | null }): FastifyWebhookDelivery<Payload> {
+  // Absent outside the scope, null in it before the hook has run.
+  if (request.webhook) return request.webhook
+  // A mistake in the app's setup, not the sender's: a 5xx the sender retries once it is fixed.
+  throw Object.assign(new Error(NOT_VERIFIED), { code: 'HOOKGUARD_NOT_VERIFIED', statusCode: 500 })
+}
+
+/**
+ * A not-found handler for `app.setNotFoundHandler`: Fastify's own answer and log line
+ * (`Route GET:/path not found`), with the URL's credentials (`access_token`, `secret`,
+ * `client_secret`) left out. Fastify's default writes the URL as received into both, so a
+ * mistyped webhook address logs and echoes the access token, and a mistyped token address the
+ * app secret; `logSerializers` cannot reach that line, which is a message, not a field. The line
+ * is written at `info`, whatever `disableRequestLogging` or `logController` say.
+ *
+ * @example
+ * const quiet = Fastify({ logger: { serializers: logSerializers } })
+ * quiet.setNotFoundHandler(notFoundHandler)
+ */
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const message = `Route ${request.method}:${urlForLog(request.raw.url ?? request.url)} not found`
+  request.log.info(message)
+  return reply.code(404).send({ message, error: 'Not Found', statusCode: 404 })
+}
+
+/**
  * Serializers for Fastify's logger that write a request's URL without the credentials a query
  * can carry (`access_token`, `secret`, `client_secret`); otherwise the same fields as Fastify's
  * own. hookguard's routes use them already; give them to `Fastify({ logger: { serializers } })`
- * for every other route too (a mistyped webhook address still carries the token).
+ * for every other route too (a mistyped webhook address still carries the token), with
+ * `notFoundHandler` for the 404's own line.
  */
 export const logSerializers = {
   req(request: FastifyRequest) {

@@ -1,5 +1,13 @@
 import { Writable } from 'node:stream'
-import { type FastifyWebhookOptions, logSerializers, tokenEndpoint, WebhookError, webhook } from '@hookguard/fastify'
+import {
+  type FastifyWebhookOptions,
+  logSerializers,
+  notFoundHandler,
+  requireWebhook,
+  tokenEndpoint,
+  WebhookError,
+  webhook,
+} from '@hookguard/fastify'
 import { auth, delivered, itReadsTheOrigin, signed, vector } from '@hookguard/testkit/adapter-tests'
 import type { Outgoing } from '@hookguard/testkit/http'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -28,7 +36,10 @@ async function build(options: FastifyWebhookOptions, server: FastifyServerOption
   app.register(async (hooks) => {
     await hooks.register(webhook(options))
     inScope?.(hooks)
-    hooks.post('/hooks', async (request) => ({ payload: request.webhook.payload, raw: request.webhook.rawBody.toString('utf8') }))
+    hooks.post('/hooks', async (request) => {
+      const { payload, rawBody } = requireWebhook(request)
+      return { payload, raw: rawBody.toString('utf8') }
+    })
   })
   await app.ready()
   return app
@@ -86,6 +97,46 @@ describe('the scope of webhook()', () => {
     const reply = await inject(app, { ...signed, path: '/hooks/refunds', headers: JSON_TYPE })
     expect(reply.statusCode).toBe(404)
     expect(reply.json()).toEqual({ error: 'no_such_hook' })
+  })
+
+  it('leaves request.webhook absent on a route outside its scope, where requireWebhook answers 500 before the handler uses the body', async () => {
+    app = Fastify()
+    const seen: unknown[] = []
+    app.post('/parent', async (request) => {
+      seen.push(request.webhook)
+      return { payload: requireWebhook(request).payload }
+    })
+    app.register(async (sibling) => {
+      sibling.post('/sibling', async (request) => ({ payload: requireWebhook(request).payload }))
+    })
+    app.register(async (hooks) => {
+      await hooks.register(webhook({ auth }))
+      hooks.post('/hooks', async (request) => ({ payload: requireWebhook(request).payload }))
+    })
+    const forged = { headers: JSON_TYPE, body: '{"forged":true}' }
+    for (const path of ['/parent', '/sibling']) {
+      const reply = await inject(app, { ...forged, path })
+      expect(reply.statusCode, path).toBe(500)
+      expect(reply.json(), path).toMatchObject({
+        code: 'HOOKGUARD_NOT_VERIFIED',
+        message: expect.stringMatching(/^@hookguard\/fastify: .*outside the scope of webhook\(\)/),
+      })
+      expect(reply.body).not.toContain('forged')
+    }
+    expect(seen).toEqual([undefined])
+    const verified = await inject(app, signed)
+    expect(verified.statusCode).toBe(200)
+    expect(verified.json()).toEqual({ payload: delivered.payload })
+    expect((await inject(app, { ...forged, path: '/hooks' })).statusCode).toBe(401)
+  })
+
+  it('refuses a prefix given at registration, which would otherwise verify every route of the parent', async () => {
+    app = Fastify()
+    app.post('/other', async () => ({ ok: true }))
+    app.register(webhook({ auth }), { prefix: '/hooks' })
+    const ready = app.ready()
+    await expect(ready).rejects.toThrow(TypeError)
+    await expect(ready).rejects.toThrow(/^@hookguard\/fastify: .*prefix.*app\.register\(async/)
   })
 
   it("leaves Fastify's 415 for a Content-Type that is no media type, answered before any hook that reads the body", async () => {
@@ -181,7 +232,7 @@ describe("Fastify's request log", () => {
   const oauth = { auth: { mode: 'oauth2', appId: 'log-app', secret: APP_SECRET } } as const
 
   /** An app with a real Fastify logger writing to memory; `serializers` as the app passes them. */
-  async function logged(serializers?: typeof logSerializers, setUp?: (instance: FastifyInstance) => void) {
+  async function logged(serializers?: typeof logSerializers) {
     const lines: string[] = []
     const stream = new Writable({
       write(chunk, _encoding, done) {
@@ -192,7 +243,6 @@ describe("Fastify's request log", () => {
     const instance = Fastify({ logger: { level: 'info', stream, ...(serializers ? { serializers } : {}) } })
     // Closed after the test, however many a test starts.
     opened.push(instance)
-    setUp?.(instance)
     instance.register(tokenEndpoint(oauth), { prefix: '/token' })
     instance.register(async (hooks) => {
       await hooks.register(webhook(oauth))
@@ -229,19 +279,85 @@ describe("Fastify's request log", () => {
     expect(urls()).toEqual(['/hook?tenant=acme'])
   })
 
-  it("needs a not-found handler of the app's to keep the URL out of Fastify's default 404 message", async () => {
+  it("needs notFoundHandler to keep the URL out of Fastify's default 404 message and answer", async () => {
     const { app, lines } = await logged(logSerializers)
     const mistyped = { method: 'POST', url: '/hook?access_token=leaked.token.value', headers: JSON_TYPE, payload: '{}' } as const
-    await app.inject(mistyped)
-    // Fastify's own not-found handler writes `Route POST:/hook?access_token=… not found`.
+    const reply = await app.inject(mistyped)
+    // Fastify's own not-found handler writes `Route POST:/hook?access_token=… not found`, and answers it.
     expect(lines.join('')).toContain('leaked.token.value')
+    expect(reply.body).toContain('leaked.token.value')
+  })
+})
 
-    const { app: quiet, lines: quietLines } = await logged(logSerializers, (instance) =>
-      instance.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not_found' })),
-    )
-    expect((await quiet.inject(mistyped)).statusCode).toBe(404)
-    expect(quietLines.join('')).not.toContain('leaked.token.value')
-    expect(JSON.parse(quietLines[0] as string).req).toMatchObject({ method: 'POST', url: '/hook', remoteAddress: '127.0.0.1' })
+describe('notFoundHandler, with logSerializers: the setup the README gives', () => {
+  const APP_SECRET = 'app-secret-for-the-404-log-8812'
+  const oauth = { auth: { mode: 'oauth2', appId: 'log-app', secret: APP_SECRET } } as const
+
+  /** The README's app: logSerializers, notFoundHandler, the token address and the webhook address. */
+  async function readmeApp() {
+    const lines: string[] = []
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk))
+        done()
+      },
+    })
+    const instance = Fastify({ logger: { level: 'trace', stream, serializers: logSerializers } })
+    opened.push(instance)
+    instance.setNotFoundHandler(notFoundHandler)
+    instance.register(tokenEndpoint(oauth), { prefix: '/webhooks/token' })
+    instance.register(async (hooks) => {
+      await hooks.register(webhook(oauth))
+      hooks.post('/webhooks', async (_request, reply) => reply.code(204).send())
+    })
+    await instance.ready()
+    return { app: instance, lines }
+  }
+
+  it('writes neither the app secret nor the access token in any log line, answer body or header', async () => {
+    const { app, lines } = await readmeApp()
+    const credentials = `appid=log-app&secret=${APP_SECRET}&grant_type=client_credentials`
+    const token = await app.inject({ url: `/webhooks/token?${credentials}` })
+    expect(token.statusCode).toBe(200)
+    const accessToken = token.json().access_token as string
+    const answers = [token.headers]
+    lines.length = 0
+
+    const requests = [
+      // The right addresses (the token address's answer is where the token is given, of course).
+      { method: 'GET', url: `/webhooks/token?${credentials}`, status: 200 },
+      { method: 'POST', url: `/webhooks?access_token=${accessToken}`, status: 204 },
+      // Mistyped addresses: Fastify's 404, for a POST and a GET.
+      { method: 'POST', url: `/webhook?access_token=${accessToken}&tenant=acme`, status: 404 },
+      { method: 'GET', url: `/webhook?access_token=${accessToken}`, status: 404 },
+      { method: 'GET', url: `/webhooks/tokn?${credentials}`, status: 404 },
+      { method: 'POST', url: `/webhook/token?${credentials}`, status: 404 },
+      { method: 'GET', url: `/webhooks/token/x?${credentials}`, status: 404 },
+      { method: 'POST', url: `/?client_secret=${APP_SECRET}`, status: 404 },
+    ] as const
+    for (const { method, url, status } of requests) {
+      const reply = await app.inject({ method, url, headers: JSON_TYPE, payload: method === 'GET' ? undefined : '{}' })
+      expect(reply.statusCode, `${method} ${url}`).toBe(status)
+      answers.push(reply.headers)
+      const seen = `${status === 200 ? '' : reply.body}\n${JSON.stringify(reply.headers)}`
+      expect(`${reply.body}\n${seen}`, `${method} ${url}`).not.toContain(APP_SECRET)
+      expect(seen, `${method} ${url}`).not.toContain(accessToken)
+    }
+
+    const log = lines.join('')
+    // Every request was logged (incoming and completed, and a line per 404), and none carries them.
+    expect(lines.length).toBeGreaterThanOrEqual(requests.length * 2)
+    expect(log).not.toContain(APP_SECRET)
+    expect(log).not.toContain(accessToken)
+    expect(log).toContain('Route POST:/webhook?tenant=acme not found')
+    expect(log).toContain('Route GET:/webhooks/tokn?appid=log-app&grant_type=client_credentials not found')
+  })
+
+  it("answers in the shape of Fastify's own 404, the URL without its credentials", async () => {
+    const { app } = await readmeApp()
+    const reply = await app.inject({ method: 'GET', url: `/nowhere?secret=${APP_SECRET}&page=2` })
+    expect(reply.statusCode).toBe(404)
+    expect(reply.json()).toEqual({ message: 'Route GET:/nowhere?page=2 not found', error: 'Not Found', statusCode: 404 })
   })
 })
 

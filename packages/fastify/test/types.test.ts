@@ -1,6 +1,14 @@
 import type { WebhookDelivery } from '@hookguard/core'
 import * as adapter from '@hookguard/fastify'
-import { type FastifyWebhookDelivery, type FastifyWebhookOptions, tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/fastify'
+import {
+  type FastifyWebhookDelivery,
+  type FastifyWebhookOptions,
+  notFoundHandler,
+  requireWebhook,
+  tokenEndpoint,
+  type WebhookVariables,
+  webhook,
+} from '@hookguard/fastify'
 import Fastify, { type FastifyPluginAsync, type FastifyRequest } from 'fastify'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 
@@ -12,30 +20,48 @@ interface Order {
 }
 
 describe('@hookguard/fastify', () => {
-  it('exports webhook, tokenEndpoint, logSerializers and WebhookError, nothing else at run time', () => {
-    expect(Object.keys(adapter).sort()).toEqual(['WebhookError', 'logSerializers', 'tokenEndpoint', 'webhook'])
+  it('exports webhook, tokenEndpoint, requireWebhook, logSerializers, notFoundHandler and WebhookError, nothing else at run time', () => {
+    expect(Object.keys(adapter).sort()).toEqual([
+      'WebhookError',
+      'logSerializers',
+      'notFoundHandler',
+      'requireWebhook',
+      'tokenEndpoint',
+      'webhook',
+    ])
   })
 
-  it('types request.webhook on every Fastify request, its payload unknown by default', () => {
-    expectTypeOf<FastifyRequest['webhook']>().toEqualTypeOf<WebhookDelivery<unknown, Buffer>>()
+  it('types request.webhook on every Fastify request as possibly absent: a route outside the scope has none', () => {
+    expectTypeOf<FastifyRequest['webhook']>().toEqualTypeOf<WebhookDelivery<unknown, Buffer> | null | undefined>()
     const app = Fastify()
+    app.post('/elsewhere', async (request) => {
+      // @ts-expect-error request.webhook is absent on a route webhook() does not cover
+      return request.webhook.payload
+    })
     app.register(async (hooks) => {
       await hooks.register(webhook({ auth: { mode: 'none' } }))
       hooks.post('/hooks', async (request) => {
-        expectTypeOf(request.webhook.payload).toEqualTypeOf<unknown>()
+        const delivery = requireWebhook(request)
+        expectTypeOf(delivery.payload).toEqualTypeOf<unknown>()
         // A Buffer, as on every Node request: its own methods compile.
-        expectTypeOf(request.webhook.rawBody).toEqualTypeOf<Buffer>()
-        return request.webhook.rawBody.toString('utf8')
+        expectTypeOf(delivery.rawBody).toEqualTypeOf<Buffer>()
+        return delivery.rawBody.toString('utf8')
       })
     })
   })
 
   it("types the payload as the route's Body, as request.body is", () => {
     Fastify().post<{ Body: Order }>('/hooks', async (request) => {
-      expectTypeOf(request.webhook.payload).toEqualTypeOf<Order>()
-      expectTypeOf(request.webhook).toEqualTypeOf<FastifyWebhookDelivery<Order>>()
+      expectTypeOf(request.webhook).toEqualTypeOf<FastifyWebhookDelivery<Order> | null | undefined>()
+      expectTypeOf(requireWebhook(request)).toEqualTypeOf<FastifyWebhookDelivery<Order>>()
+      expectTypeOf(requireWebhook(request).payload).toEqualTypeOf<Order>()
       expectTypeOf(request.body).toEqualTypeOf<Order>()
     })
+  })
+
+  it('takes notFoundHandler where Fastify takes a not-found handler', () => {
+    Fastify().setNotFoundHandler(notFoundHandler)
+    expectTypeOf(notFoundHandler).parameter(0).toEqualTypeOf<FastifyRequest>()
   })
 
   it('exports WebhookVariables for code that takes a request after webhook()', () => {
