@@ -1,4 +1,4 @@
-import type { DedupeStore } from './dedupe-store.ts'
+import type { ClaimResult, DedupeStore } from './dedupe-store.ts'
 import { memoryDedupeStore } from './dedupe-store.ts'
 import { WebhookError } from './errors.ts'
 import type { WebhookDelivery } from './receiver.ts'
@@ -19,6 +19,12 @@ export interface DedupeOptions {
    * `Retry-After`; a process that dies while handling loses the claim after it. Default 300.
    */
   processingTtl?: number
+  /**
+   * Milliseconds to wait for the store's `claim` before answering 503 `store_unavailable` (with
+   * `Retry-After`), so that a store that never answers never holds the sender's connection. A claim
+   * that arrives later is released: no handler runs for it. Default 5000.
+   */
+  claimTimeout?: number
   /** Status of the answer to a duplicate of a handled delivery. Default 200: the service stops retrying. */
   duplicateStatus?: number
   /**
@@ -33,6 +39,7 @@ export interface DedupeOptions {
 
 export const DEFAULT_DEDUPE_TTL = 86_400
 export const DEFAULT_PROCESSING_TTL = 300
+export const DEFAULT_CLAIM_TIMEOUT = 5_000
 
 /** What the receiver does with a verified delivery's fingerprint. */
 export type DedupeVerdict =
@@ -48,8 +55,8 @@ const NO_CLAIM: DedupeVerdict = { kind: 'claimed' }
 export const noDedupe: Dedupe = async () => NO_CLAIM
 
 /**
- * Claims each fingerprint before the handler runs. A store that fails is answered 503
- * `store_unavailable`, never a second run; a claim that cannot be settled afterwards expires after
+ * Claims each fingerprint before the handler runs. A store that fails, or does not answer within
+ * `claimTimeout`, is answered 503 `store_unavailable`, never a second run; a claim that cannot be settled afterwards expires after
  * `processingTtl`, and is reported on the console.
  */
 export function createDedupe(options: DedupeOptions, packageName: string): Dedupe {
@@ -58,6 +65,7 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
     ttl = DEFAULT_DEDUPE_TTL,
     processingTtl = DEFAULT_PROCESSING_TTL,
     duplicateStatus = 200,
+    claimTimeout = DEFAULT_CLAIM_TIMEOUT,
     key: keyOf,
   } = options
   const doneMs = ttl * 1000
@@ -71,7 +79,7 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
     }
     let found: Awaited<ReturnType<DedupeStore['claim']>>
     try {
-      found = await store.claim(key, processingMs)
+      found = await claimWithin(store, key, processingMs, claimTimeout, packageName)
     } catch (cause) {
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       throw new WebhookError(
@@ -106,4 +114,36 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
       }
     }
   }
+}
+
+/**
+ * The store's claim, or a rejection once `timeoutMs` has passed without an answer: the sender is
+ * answered 503 and retries. A claim granted after that is released at once, since no handler runs
+ * for it; left alone it would turn every retry away with 409 until `processingTtl`.
+ */
+function claimWithin(store: DedupeStore, key: string, ttlMs: number, timeoutMs: number, packageName: string): Promise<ClaimResult> {
+  const claiming = store.claim(key, ttlMs)
+  return new Promise((resolve, reject) => {
+    let late = false
+    const timer = setTimeout(() => {
+      late = true
+      reject(new Error(`the dedupe store did not answer a claim within ${timeoutMs} ms`))
+    }, timeoutMs)
+    claiming.then(
+      (found) => {
+        if (!late) {
+          clearTimeout(timer)
+          resolve(found)
+        } else if (found.state === 'claimed') {
+          found.claim.release().catch((error: unknown) => {
+            console.error(`${packageName}: a delivery's claim that came too late could not be released; it expires on its own.`, error)
+          })
+        }
+      },
+      (error: unknown) => {
+        clearTimeout(timer)
+        reject(error)
+      },
+    )
+  })
 }

@@ -256,11 +256,12 @@ export function checkOnError<const PassOn extends string>(packageName: string, o
 
 function checkDedupe(dedupe: DedupeOptions, fail: Fail): void {
   if (typeof dedupe !== 'object' || dedupe === null) fail('dedupe must be an object: {} for the in-memory store, or { store, ttl }')
-  const { store, ttl, processingTtl, duplicateStatus, key } = dedupe
+  const { store, ttl, processingTtl, claimTimeout, duplicateStatus, key } = dedupe
   if (store !== undefined && typeof store?.claim !== 'function') fail('dedupe.store must have a claim(key, ttlMs) method')
   if (key !== undefined && typeof key !== 'function') fail('dedupe.key must be a function of the request and the delivery')
   if (ttl !== undefined) checkPositiveInteger(ttl, 'dedupe.ttl', fail)
   if (processingTtl !== undefined) checkPositiveInteger(processingTtl, 'dedupe.processingTtl', fail)
+  if (claimTimeout !== undefined) checkPositiveInteger(claimTimeout, 'dedupe.claimTimeout', fail)
   if (duplicateStatus !== undefined && !(Number.isInteger(duplicateStatus) && duplicateStatus >= 200 && duplicateStatus < 300)) {
     fail('dedupe.duplicateStatus must be a 2xx status, so that the service stops retrying')
   }

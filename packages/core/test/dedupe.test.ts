@@ -1,4 +1,12 @@
-import { createReceiver, type IncomingRequest, memoryDedupeStore, sign, type WebhookEvent, type WebhookOptions } from '@hookguard/core'
+import {
+  type ClaimResult,
+  createReceiver,
+  type IncomingRequest,
+  memoryDedupeStore,
+  sign,
+  type WebhookEvent,
+  type WebhookOptions,
+} from '@hookguard/core'
 import { describe, expect, it, vi } from 'vitest'
 
 const SECRET = 'whsec-dedupe-test'
@@ -101,10 +109,53 @@ describe('dedupe', () => {
     report.mockRestore()
   })
 
+  it('answers 503 store_unavailable when a claim does not answer within 5 s, and gives back a claim that arrives later', async () => {
+    const request = await delivery()
+    let answer: ((found: ClaimResult) => void) | undefined
+    const receiver = receiverWith({
+      store: { claim: () => new Promise<ClaimResult>((resolve) => (answer = resolve)) },
+      processingTtl: 20,
+    })
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const pending = receiver.verify(request)
+      // Until the request reaches the store (setImmediate is left real; vi.waitFor would move the clock).
+      while (answer === undefined) await new Promise((resolve) => setImmediate(resolve))
+      await vi.advanceTimersByTimeAsync(4_999)
+      let settled = false
+      void pending.then(() => (settled = true))
+      await vi.advanceTimersByTimeAsync(0)
+      expect(settled).toBe(false)
+      await vi.advanceTimersByTimeAsync(1)
+      const result = await pending
+      expect(result.ok || [result.response.status, result.error?.code, result.response.headers['retry-after']]).toEqual([
+        503,
+        'store_unavailable',
+        '20',
+      ])
+      // The store answers at last: the claim nobody runs a handler for is released, so the retry runs.
+      const release = vi.fn(async () => {})
+      answer?.({ state: 'claimed', claim: { complete: async () => {}, release } })
+      for (let turn = 0; turn < 10 && release.mock.calls.length === 0; turn++) await new Promise((resolve) => setImmediate(resolve))
+      expect(release).toHaveBeenCalledTimes(1)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('bounds the claim by dedupe.claimTimeout milliseconds', async () => {
+    const receiver = receiverWith({ store: { claim: () => new Promise<ClaimResult>(() => {}) }, claimTimeout: 50 })
+    const started = Date.now()
+    const result = await receiver.verify(await delivery())
+    expect(result.ok || [result.response.status, result.error?.code]).toEqual([503, 'store_unavailable'])
+    expect(Date.now() - started).toBeLessThan(2_000)
+  })
+
   it.each([
     [{ store: {} }, 'dedupe.store must have a claim(key, ttlMs) method'],
     [{ ttl: 0 }, 'dedupe.ttl must be a positive integer'],
     [{ processingTtl: 1.5 }, 'dedupe.processingTtl must be a positive integer'],
+    [{ claimTimeout: 0 }, 'dedupe.claimTimeout must be a positive integer'],
     [{ duplicateStatus: 409 }, 'dedupe.duplicateStatus must be a 2xx status, so that the service stops retrying'],
     [{ key: 'order-id' }, 'dedupe.key must be a function of the request and the delivery'],
   ])('refuses %o at setup', (dedupe, message) => {

@@ -1,0 +1,42 @@
+import { memoryDedupeStore } from '@hookguard/core'
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, it, vi } from 'vitest'
+import { factories } from '../support/apps.ts'
+import { play, scheduleArb } from '../support/dedupe-schedule.ts'
+
+// "Each delivery once", generalised from dedupe-disconnect.test.ts: fast-check draws a few
+// deliveries, each with sender attempts (waiting for the answer or dropping the connection), handler
+// runs that succeed, refuse, throw or take long, and a store that rejects or stalls on some calls;
+// every adapter on a socket plays it with the in-memory store. The invariants, per delivery, are in
+// test/support/dedupe-schedule.ts: no overlapping runs (but after processingTtl), no run after a
+// success (but when the store could not record it), a patient sender gets it handled, and no
+// waiting sender is left without an answer. The same property with Redis: packages/redis/test.
+
+const serverFactories = factories.filter((factory) => factory.inProcess !== true)
+const SEED = 20_261_127
+
+// Handlers that throw, and the core reporting claims it cannot settle: expected here, and quiet.
+beforeAll(() => {
+  vi.spyOn(console, 'error').mockImplementation(() => {})
+})
+afterAll(() => {
+  vi.restoreAllMocks()
+})
+
+describe.concurrent.each(serverFactories)('$name, with the in-memory dedupe store', (factory) => {
+  it('handles each delivery once, whatever the senders, the handler and the store do', async () => {
+    await fc.assert(
+      fc.asyncProperty(scheduleArb(), (schedule) => play(factory, schedule, { processingTtl: 1, store: memoryDedupeStore() })),
+      { numRuns: 10, seed: SEED },
+    )
+  }, 60_000)
+
+  it('runs a delivery again only after a run outlived processingTtl', async () => {
+    await fc.assert(
+      fc.asyncProperty(scheduleArb({ slowMs: [900, 1_400] }), (schedule) =>
+        play(factory, schedule, { processingTtl: 1, store: memoryDedupeStore() }),
+      ),
+      { numRuns: 5, seed: SEED + 1 },
+    )
+  }, 60_000)
+})
