@@ -322,11 +322,12 @@ function check(index: number, delivery: { runs: Run[]; replies: Sent[]; log: Sto
       if (later.start < (run.end ?? Number.POSITIVE_INFINITY) && !expired) fail(`two runs overlap within processingTtl`)
       // 2. Nothing runs after a run that answered below 400, except when the store failed to record
       // it as done (complete rejected: reported on the console, and the claim expires with
-      // processingTtl, after which the retry runs again); or when it outlived processingTtl and a
-      // newer run holds the key (its completion is not recorded over a newer claim).
+      // processingTtl, after which the retry runs again). A run that outlived processingTtl is
+      // recorded as done over a newer claim too; only while its completion is on its way (the
+      // slack) may the newer run's release let one more in.
       const succeeded = typeof run.answered === 'number' && run.answered < 400
       const outlived = (run.end ?? 0) - run.start >= processingTtl * 1000 - SLACK_MS
-      if (succeeded && later.start >= (run.end ?? 0) && !log.completeFailed && !outlived) {
+      if (succeeded && later.start >= (run.end ?? 0) + (outlived ? SLACK_MS : 0) && !log.completeFailed) {
         fail(`a run started after run ${i} had answered ${run.answered}`)
       }
     }

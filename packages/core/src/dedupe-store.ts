@@ -8,7 +8,8 @@ export type ClaimResult = { state: 'claimed'; claim: Claim } | { state: 'process
 export interface Claim {
   /**
    * The handler succeeded: remember the fingerprint as done for `ttlMs` (default: the claim's
-   * own TTL), so a later duplicate is answered without running the handler.
+   * own TTL), so a later duplicate is answered without running the handler; even when this claim
+   * expired and another holds the key now, since the delivery was handled.
    */
   complete(ttlMs?: number): Promise<void>
   /** The handler failed: forget the claim (only if it is still this claim), so a retry runs. */
@@ -89,9 +90,8 @@ export function memoryDedupeStore(options: MemoryDedupeStoreOptions = {}): Dedup
         claim: {
           async complete(doneTtlMs = ttlMs) {
             checkTtl(doneTtlMs)
-            // An expired claim that finished still counts, unless a newer claim holds the key.
-            const current = entries.get(key)
-            if (current !== undefined && current.token !== token && clock() < current.expiresAt) return
+            // The delivery was handled, even if its claim expired meanwhile and a retry holds the
+            // key now: that retry's release then finds the key done, not its own, and leaves it.
             write(key, { token: undefined, expiresAt: clock() + doneTtlMs })
           },
           async release() {

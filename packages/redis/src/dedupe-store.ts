@@ -11,14 +11,16 @@ const UNKNOWN_RETRY_MS = 1000
 const CLAIM_ATTEMPTS = 3
 
 // The scripts run atomically in Redis: each compares the key with the claim's token and acts in
-// the same step, so a claim that expired and was taken by another delivery is never touched.
+// the same step, so a claim that expired and was taken by another delivery is never released.
 
 /** The value and time left of a taken key, read together. */
 const READ = "return { redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]) }"
-/** Marks the key done if this claim still holds it, or if nothing does (the claim expired while the handler ran). */
-const COMPLETE = `local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] or not v then return redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
-return 0`
+/**
+ * Marks the key done: the delivery was handled, even if its claim expired while the handler ran
+ * and a retry claimed it since (that retry's release then leaves it done). A plain SET: no token
+ * to compare.
+ */
+const COMPLETE = "return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])"
 /** Deletes the key only while this claim holds it. */
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`
@@ -87,7 +89,7 @@ function redisClaim(send: Send, key: string, value: string, ttlMs: number): Clai
       if (!Number.isSafeInteger(doneTtlMs) || doneTtlMs < 1) {
         throw new TypeError('@hookguard/redis: a dedupe TTL must be a whole number of milliseconds, 1 or more')
       }
-      await send(['EVAL', COMPLETE, '1', key, value, DONE, String(doneTtlMs)])
+      await send(['EVAL', COMPLETE, '1', key, DONE, String(doneTtlMs)])
     },
     async release() {
       await send(['EVAL', RELEASE, '1', key, value])

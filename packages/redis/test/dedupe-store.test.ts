@@ -97,7 +97,7 @@ describe.each(flavours)('redisDedupeStore over $name', (flavour) => {
     expect((await other.claim(FINGERPRINT, 150)).state).toBe('claimed')
   })
 
-  it('never lets a late release() or complete() of an expired claim touch a newer claim', async () => {
+  it('never lets a late release() of an expired claim touch a newer claim', async () => {
     const { client, raw } = await connect()
     const prefix = uniquePrefix()
     const store = redisDedupeStore(client, { prefix })
@@ -105,9 +105,20 @@ describe.each(flavours)('redisDedupeStore over $name', (flavour) => {
     await new Promise((resolve) => setTimeout(resolve, 150))
     await claimed(store, FINGERPRINT, 30_000)
     await late.release()
-    await late.complete()
     expect((await store.claim(FINGERPRINT, 30_000)).state).toBe('processing')
     expect(await raw(['GET', prefix + FINGERPRINT])).toMatch(/^processing:/)
+  })
+
+  it('marks done a late complete() of an expired claim even while a newer claim holds the key, which its release leaves done', async () => {
+    const { client } = await connect()
+    const store = redisDedupeStore(client, { prefix: uniquePrefix() })
+    const late = await claimed(store, FINGERPRINT, 100)
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    const newer = await claimed(store, FINGERPRINT, 30_000)
+    await late.complete(60_000)
+    expect(await store.claim(FINGERPRINT, 1000)).toEqual({ state: 'done' })
+    await newer.release()
+    expect(await store.claim(FINGERPRINT, 1000)).toEqual({ state: 'done' })
   })
 
   it('still marks done a claim that expired while its handler ran, if no one else claimed since', async () => {
