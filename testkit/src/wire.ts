@@ -1,4 +1,5 @@
 import net from 'node:net'
+import { setImmediate } from 'node:timers'
 import type { Reply } from './http.ts'
 
 // HTTP/1.1 spoken byte by byte over one socket: what a sender does that `http.request` will not
