@@ -86,7 +86,7 @@ export function verifyReply(reply: Reply, expected: Expected, seen: Seen): void 
     assert(matches(answer, expected.json, true), `answer ${reply.text} does not match ${show(expected.json)}`)
   }
 
-  if (expected.stoppedReading) same(reply.streamedAll, false, 'whole streamed body sent before the answer')
+  if (expected.drained) same(reply.streamedAll, true, 'whole streamed body sent before the answer')
 }
 
 export function assert(condition: unknown, message: string): asserts condition {

@@ -1,8 +1,17 @@
 import { fetchApp } from '@hookguard/conformance/fetch-app'
 import { honoApp } from '@hookguard/conformance/hono-app'
-import type { WebhookOptions } from '@hookguard/core'
+import { DRAIN_MAX_BYTES, type WebhookOptions } from '@hookguard/core'
 import type { Reply } from '@hookguard/testkit/http'
-import { aftermath, announcesClose, type Connection, chunked, connect, head } from '@hookguard/testkit/wire'
+import {
+  aftermath,
+  announcesClose,
+  type Connection,
+  chunked,
+  connect,
+  describeRounds,
+  head,
+  writeFirstRounds,
+} from '@hookguard/testkit/wire'
 import { assert, same, type Tally } from './reply.ts'
 
 // The Hono adapter and the fetch handler behind the runtime's own HTTP server (`Bun.serve`, `Deno.serve`), spoken to
@@ -49,8 +58,12 @@ interface Listening {
 
 const KIB = 1024
 const MIB = 1024 * KIB
-/** What the review's sender declared: far more than any receiver should hold for an unauthenticated request. */
-const HUGE = 64 * MIB
+/**
+ * What the review's sender declared (64 MiB), and a little more: far more than any receiver
+ * should hold for an unauthenticated request, and past what hookguard drains after a refusal, so
+ * that it is refused before reading.
+ */
+const HUGE = DRAIN_MAX_BYTES + 64 * KIB
 const LIMIT = 4 * KIB
 const EVENT = '{"event":"customer.created","tenant":"acme","data":{"id":884211}}'
 const BASIC = { username: 'hook-user', password: 'correct horse' }
@@ -206,25 +219,83 @@ async function checkServedApp(tally: Tally, served: string, build: Build): Promi
     }),
   )
 
-  const after413 = closesAsAnnounced ? 'closes the connection as announced' : 'serves the next delivery on the connection'
-  await tally.check(name(`answers 413 to a chunked body past maxBodySize, then ${after413}`), () =>
-    withConnection(build, none, async (connection, handled) => {
-      await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Transfer-Encoding', 'chunked']]))
-      await connection.write(chunked(Array(64).fill(`"${'x'.repeat(KIB - 1)}`)))
-      const reply = await answer(connection)
-      refusal(reply, 413, 'payload_too_large')
-      assert(announcesClose(reply), 'the answer does not say Connection: close')
-      if (closesAsAnnounced) {
-        same(await aftermath(connection, reply, [delivery()], WAIT_MS), { outcome: 'closed' }, 'the connection afterwards')
-        same(handled(), 0, 'times the handler ran')
-        return
-      }
-      assert(!(await connection.closed(WAIT_MS)), 'the server closed the connection after all: update closesAsAnnounced')
-      await connection.write(delivery())
-      same((await answer(connection)).status, 200, 'the next delivery on the connection')
-      same(handled(), 1, 'times the handler ran')
-    }),
+  await tally.check(
+    name('answers 413 to a chunked body past maxBodySize once it has drained it, then the next delivery on the connection'),
+    () =>
+      withConnection(build, none, async (connection, handled) => {
+        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Transfer-Encoding', 'chunked']]))
+        await connection.write(chunked(Array(64).fill(`"${'x'.repeat(KIB - 1)}`)))
+        const reply = await answer(connection)
+        refusal(reply, 413, 'payload_too_large')
+        // Read to its end: the connection is clean, and kept.
+        assert(!announcesClose(reply), 'the answer says Connection: close')
+        const after = await aftermath(connection, reply, [delivery()], WAIT_MS)
+        same(after.outcome === 'kept' ? after.next.status : after, 200, 'the next delivery on the connection')
+        same(handled(), 1, 'times the handler ran')
+      }),
   )
+
+  // The service's Java sender writes its whole body before it reads the answer: an answer sent
+  // early, on a connection then closed with the sender's bytes unread, is erased by the reset.
+  const ROUNDS = 20
+  const big = `"${'x'.repeat(2 * MIB - 1)}`
+  const small = `"${'x'.repeat(64 * KIB - 1)}`
+  const withMib = (auth: WebhookOptions['auth']): WebhookOptions => ({ auth, maxBodySize: MIB })
+  const noCredentials = withMib({ mode: 'basic', ...BASIC })
+  const right: [string, string][] = [['Authorization', `Basic ${btoa(`${BASIC.username}:${BASIC.password}`)}`]]
+  const writeFirst = [
+    {
+      what: '413 to Content-Length: 2 MiB over a 1 MiB limit',
+      options: withMib({ mode: 'none' }),
+      request: [head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(big.length)]]), big],
+      next: delivery(),
+      status: 413,
+    },
+    {
+      what: '413 to a chunked body of 2 MiB over a 1 MiB limit',
+      options: withMib({ mode: 'none' }),
+      request: [
+        head('POST', '/hooks', [...JSON_TYPE, ['Transfer-Encoding', 'chunked']]),
+        chunked(Array(32).fill(`"${'x'.repeat(64 * KIB - 1)}`)),
+      ],
+      next: delivery(),
+      status: 413,
+    },
+    {
+      what: "an early 401 (mode 'basic', no credentials) to 2 MiB over a 1 MiB limit",
+      options: noCredentials,
+      request: [head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(big.length)]]), big],
+      next: delivery(right),
+      status: 401,
+    },
+    {
+      what: "an early 401 (mode 'basic', no credentials) to 64 KiB within a 1 MiB limit",
+      options: noCredentials,
+      request: [head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(small.length)]]), small],
+      next: delivery(right),
+      status: 401,
+    },
+  ]
+  for (const { what, options, request, next, status } of writeFirst) {
+    await tally.check(
+      name(`a sender that writes its whole request first reads ${ROUNDS}/${ROUNDS} answers: ${what}, then the next delivery`),
+      async () => {
+        const { fetch, handled } = build(options)
+        const server = serve(fetch)
+        try {
+          const results = await writeFirstRounds(server.port, { rounds: ROUNDS, request, next: [next], ms: WAIT_MS, budgetMs: 20_000 })
+          const summary = describeRounds(results, ROUNDS)
+          const read = results.filter(
+            ({ reply, after }) => reply?.status === status && after?.outcome === 'kept' && after.next.status === 200,
+          )
+          same(read.length, ROUNDS, `answers read, then the next delivery answered 200 (${summary})`)
+          same(handled(), ROUNDS, 'times the handler ran')
+        } finally {
+          await server.close()
+        }
+      },
+    )
+  }
 
   await tally.check(name('answers an early 401 to a small body, then the next delivery on the same connection'), () =>
     withConnection(build, { auth: { mode: 'basic', ...BASIC } }, async (connection, handled) => {

@@ -41,8 +41,11 @@ export interface Expected {
   headers?: Record<string, string>
   /** Fields the JSON answer must have (the token endpoint's). */
   json?: Record<string, unknown>
-  /** The answer came before the sender had sent the whole streamed body. */
-  stoppedReading?: true
+  /**
+   * The whole streamed body was read (and, past the limit, discarded) before the answer, so that
+   * a sender that writes it all before reading gets the answer, on a connection left clean.
+   */
+  drained?: true
   /** How many times the handler ran over the whole row: default 1 with `payload`, else 0. */
   handled?: number
 }
@@ -729,14 +732,14 @@ const bodies: Group = {
       expect: { status: 413, error: 'payload_too_large' },
     },
     {
-      name: 'answers 413 payload_too_large for a chunked body that grows past maxBodySize, and stops reading it',
+      name: 'answers 413 payload_too_large for a chunked body that grows past maxBodySize, once it has drained the rest',
       options: () => noneOptions({ maxBodySize: LIMIT }),
       send: request({
         path: '/hooks',
         headers: { 'content-type': 'application/json' },
         stream: Array(1024).fill(new Uint8Array(512).fill(0x20)),
       }),
-      expect: { status: 413, error: 'payload_too_large', stoppedReading: true },
+      expect: { status: 413, error: 'payload_too_large', drained: true },
     },
     {
       name: 'answers 413 payload_too_large for a correctly signed body over maxBodySize',
@@ -919,7 +922,7 @@ export const contentLength: Group = {
       expect: { status: 400, error: 'invalid_body' },
     },
     {
-      name: "answers 413 payload_too_large for 'Content-Length: 100, 100' over maxBodySize, without reading the body",
+      name: "answers 413 payload_too_large for 'Content-Length: 100, 100' over maxBodySize, draining the body rather than keeping it",
       options: () => noneOptions({ maxBodySize: LENGTH_LIMIT }),
       // Streamed, so that a read the declared length should have prevented shows.
       send: request({
@@ -927,7 +930,7 @@ export const contentLength: Group = {
         headers: { 'content-type': 'application/json', 'content-length': '100, 100' },
         stream: chunksOf(OVER_LENGTH_LIMIT, 10),
       }),
-      expect: { status: 413, error: 'payload_too_large', stoppedReading: true },
+      expect: { status: 413, error: 'payload_too_large', drained: true },
     },
     {
       name: "delivers a body whose Content-Length repeats its one length ('N, N', RFC 9110 §8.6)",

@@ -1,7 +1,17 @@
-import { sign, type WebhookOptions } from '@hookguard/core'
+import { DRAIN_IDLE_MS, DRAIN_MAX_BYTES, sign, type WebhookOptions } from '@hookguard/core'
 import { formatBasicAuthorization } from '@hookguard/core/adapter'
 import type { Reply } from '@hookguard/testkit/http'
-import { aftermath, announcesClose, type Connection, chunked, connect, head } from '@hookguard/testkit/wire'
+import {
+  type Aftermath,
+  aftermath,
+  announcesClose,
+  type Connection,
+  chunked,
+  connect,
+  describeRounds,
+  head,
+  writeFirstRounds,
+} from '@hookguard/testkit/wire'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Served, startServed } from '../robustness/support/listening.ts'
 import { type AppFactory, factories, type Received } from '../support/apps.ts'
@@ -13,6 +23,7 @@ import { type AppFactory, factories, type Received } from '../support/apps.ts'
 // Node's own client would hide the difference by opening another.
 
 const KIB = 1024
+const MIB = 1024 * KIB
 const LIMIT = KIB
 const SECRET = 'whsec-connections-2f9a41'
 const BASIC = { username: 'hook-user', password: 'correct horse' }
@@ -92,6 +103,14 @@ async function firstAnswer(connection: Connection): Promise<Reply> {
   return reply
 }
 
+/** The connection was kept, without `Connection: close`, and carried the next delivery, answered 200. */
+function expectKept(after: Aftermath): void {
+  expect(after, 'what became of the connection').toMatchObject({ outcome: 'kept' })
+  if (after.outcome !== 'kept') return
+  expect(after.next.status, after.next.text.slice(0, 300)).toBe(200)
+  expect((JSON.parse(after.next.text) as Received).payload).toEqual(JSON.parse(EVENT))
+}
+
 function expectRefusal(reply: Reply, status: number, error: string): void {
   expect(reply.status, reply.text.slice(0, 300)).toBe(status)
   expect(JSON.parse(reply.text)).toEqual({ error, message: expect.any(String) })
@@ -104,19 +123,37 @@ describe.each(serverFactories)('$name', (factory) => {
     // never reach the next request on the connection.
     const large = { chunks: 256, size: KIB }
     it.each([
-      { mode: 'none', options: none, chunks: 8, size: 256, last: false, why: 'still streaming' },
-      { mode: 'none', options: none, chunks: 8, size: 256, last: true, why: '2 KiB sent in full, last chunk and all' },
-      { mode: 'none', options: none, ...large, last: true, why: '256 KiB sent in full, last chunk and all' },
-      { mode: 'secret', options: secret, chunks: 8, size: 256, last: false, why: 'still streaming, signed as the empty body' },
+      { mode: 'none', options: none, chunks: 8, size: 256, why: '2 KiB sent in full, last chunk and all' },
+      { mode: 'none', options: none, ...large, why: '256 KiB sent in full, last chunk and all' },
+      { mode: 'secret', options: secret, ...large, why: '256 KiB sent in full, signed as the empty body' },
     ])(
-      "answers 413 payload_too_large with Connection: close, and closes the connection (mode '$mode', $why)",
-      async ({ options, chunks, size, last }) => {
+      "answers 413 payload_too_large once it has drained the body, and then the next delivery on the same connection (mode '$mode', $why)",
+      async ({ options, chunks, size }) => {
         const { app, connection } = await connected(factory, options())
         const lines: Lines = [...JSON_TYPE, ...(await credentials(options(), '')), ['Transfer-Encoding', 'chunked']]
-        await connection.write(head('POST', '/hooks', lines), chunked(Array(chunks).fill(bodyStart(size)), last))
+        await connection.write(head('POST', '/hooks', lines), chunked(Array(chunks).fill(bodyStart(size))))
         const reply = await firstAnswer(connection)
         expectRefusal(reply, 413, 'payload_too_large')
-        // Too much to drain: the answer announces the close, and the server closes.
+        expectKept(await aftermath(connection, reply, [await delivery(options())]))
+        expect(app.handled()).toBe(1)
+      },
+      TEST_TIMEOUT,
+    )
+
+    it.each([
+      { mode: 'none', options: none },
+      { mode: 'secret', options: secret },
+    ])(
+      `answers 413 with Connection: close about ${DRAIN_IDLE_MS} ms after the sender stopped mid-body, and closes the connection (mode '$mode')`,
+      async ({ options }) => {
+        const { app, connection } = await connected(factory, options())
+        const lines: Lines = [...JSON_TYPE, ...(await credentials(options(), '')), ['Transfer-Encoding', 'chunked']]
+        const started = Date.now()
+        await connection.write(head('POST', '/hooks', lines), chunked(Array(8).fill(bodyStart(256)), false))
+        const reply = await firstAnswer(connection)
+        expectRefusal(reply, 413, 'payload_too_large')
+        expect(Date.now() - started, 'waited for the idle bound, and not much longer').toBeGreaterThanOrEqual(DRAIN_IDLE_MS - 100)
+        // Not drained: the answer announces the close, and the server closes.
         const after = await aftermath(connection, reply, [await delivery(options())])
         expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
         expect(app.handled()).toBe(0)
@@ -126,9 +163,22 @@ describe.each(serverFactories)('$name', (factory) => {
   })
 
   describe('after a declared Content-Length over maxBodySize', () => {
+    it(
+      'answers 413 payload_too_large once it has drained the body, and then the next delivery on the same connection (256 KiB sent in full)',
+      async () => {
+        const { app, connection } = await connected(factory, none())
+        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(256 * KIB)]]), bodyStart(256 * KIB))
+        const reply = await firstAnswer(connection)
+        expectRefusal(reply, 413, 'payload_too_large')
+        expectKept(await aftermath(connection, reply, [await delivery(none())]))
+        expect(app.handled()).toBe(1)
+      },
+      TEST_TIMEOUT,
+    )
+
     it.each([
-      { declared: 4 * KIB, sent: 512, why: 'with only part of the body sent' },
-      { declared: 256 * KIB, sent: 256 * KIB, why: 'with the whole body (256 KiB) sent' },
+      { declared: 4 * KIB, sent: 2 * KIB, why: `the sender stops mid-body: after about ${DRAIN_IDLE_MS} ms` },
+      { declared: LIMIT + DRAIN_MAX_BYTES + 1, sent: 2 * KIB, why: 'a length over what would be drained: at once' },
     ])(
       'answers 413 payload_too_large with Connection: close, and closes the connection ($why)',
       async ({ declared, sent }) => {
@@ -136,7 +186,7 @@ describe.each(serverFactories)('$name', (factory) => {
         await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(declared)]]), bodyStart(sent))
         const reply = await firstAnswer(connection)
         expectRefusal(reply, 413, 'payload_too_large')
-        // Too much to drain: the answer announces the close, and the server closes.
+        // Not drained: the answer announces the close, and the server closes.
         const after = await aftermath(connection, reply, [await delivery(none())])
         expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
         expect(app.handled()).toBe(0)
@@ -200,17 +250,90 @@ describe.each(serverFactories)('$name', (factory) => {
       { framing: 'declared with Content-Length', lines: [['Content-Length', String(256 * KIB)]] as Lines, body: bodyStart(256 * KIB) },
       { framing: 'chunked', lines: [['Transfer-Encoding', 'chunked']] as Lines, body: chunked(Array(256).fill(bodyStart(KIB))) },
     ])(
-      'answers 401 with Connection: close and closes the connection, rather than read the body to its end ($framing, 256 KiB sent in full)',
+      'answers 401 once it has drained the body, and then the next delivery on the same connection ($framing, 256 KiB sent in full)',
       async ({ lines, body }) => {
         const { app, connection } = await connected(factory, basic())
         await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...wrongPassword, ...lines]), body)
         const reply = await firstAnswer(connection)
         expectRefusal(reply, 401, 'invalid_credentials')
-        const after = await aftermath(connection, reply, [await delivery(basic())])
-        expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
-        expect(app.handled()).toBe(0)
+        expectKept(await aftermath(connection, reply, [await delivery(basic())]))
+        expect(app.handled()).toBe(1)
       },
       TEST_TIMEOUT,
+    )
+  })
+
+  describe('to a sender that writes its whole request before reading the answer (as the service does)', () => {
+    // The service's Java sender writes the whole body, then reads. A server that answers early and
+    // closes with its bytes unread resets the connection, and the reset erases the answer: the
+    // sender sees a broken pipe instead of a 413. Twenty deliveries each, on a connection of their
+    // own, against a limit of 1 MiB; the early 401s are mode 'basic' without credentials.
+    const ROUNDS = 20
+    const big = bodyStart(2 * MIB)
+    const small = bodyStart(64 * KIB)
+    const cases = [
+      {
+        what: '413, Content-Length 2 MiB',
+        options: (): WebhookOptions => ({ auth: { mode: 'none' }, maxBodySize: MIB }),
+        request: (): (string | Buffer)[] => [
+          head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(big.length)]]),
+          Buffer.from(big),
+        ],
+        status: 413,
+        error: 'payload_too_large',
+      },
+      {
+        what: '413, chunked 2 MiB',
+        options: (): WebhookOptions => ({ auth: { mode: 'none' }, maxBodySize: MIB }),
+        request: (): (string | Buffer)[] => [
+          head('POST', '/hooks', [...JSON_TYPE, ['Transfer-Encoding', 'chunked']]),
+          chunked(Array(32).fill(bodyStart(64 * KIB))),
+        ],
+        status: 413,
+        error: 'payload_too_large',
+      },
+      {
+        what: '401 early, 2 MiB',
+        options: (): WebhookOptions => ({ auth: { mode: 'basic', ...BASIC }, maxBodySize: MIB }),
+        request: (): (string | Buffer)[] => [
+          head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(big.length)]]),
+          Buffer.from(big),
+        ],
+        status: 401,
+        error: 'missing_credentials',
+      },
+      {
+        what: '401 early, 64 KiB',
+        options: (): WebhookOptions => ({ auth: { mode: 'basic', ...BASIC }, maxBodySize: MIB }),
+        request: (): (string | Buffer)[] => [
+          head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(small.length)]]),
+          Buffer.from(small),
+        ],
+        status: 401,
+        error: 'missing_credentials',
+      },
+    ]
+
+    it.each(cases)(
+      'reads every answer, 20 of 20, and then the next delivery on the same connection ($what)',
+      async ({ options, request, status, error }) => {
+        const entry: { app?: Served } = {}
+        open.push(entry)
+        const app = await startServed(factory, options())
+        entry.app = app
+        const next = [await delivery(options())]
+        const results = await writeFirstRounds(app.port as number, { rounds: ROUNDS, request: request(), next, budgetMs: 25_000 })
+        const summary = describeRounds(results, ROUNDS)
+        const answered = results.filter(({ reply }) => reply?.status === status)
+        expect(answered.length, summary).toBe(ROUNDS)
+        for (const { reply, after } of results) {
+          expectRefusal(reply as Reply, status, error)
+          // Drained to its end: the connection is kept, and carries the next delivery.
+          expect(after?.outcome === 'kept' ? after.next.status : after, summary).toBe(200)
+        }
+        expect(app.handled()).toBe(ROUNDS)
+      },
+      40_000,
     )
   })
 

@@ -1,4 +1,5 @@
 import net from 'node:net'
+import { setImmediate } from 'node:timers'
 import type { Reply } from './http.ts'
 
 // HTTP/1.1 spoken byte by byte over one socket: what a sender does that `http.request` will not
@@ -105,10 +106,48 @@ export interface Connection {
 /** Answers, closes and writes are each bounded by this by default, so that no check can hang. */
 export const WIRE_WAIT_MS = 2000
 
+/** How a connection's client behaves. */
+export interface ConnectOptions {
+  /**
+   * Write each request whole before reading anything, as the service's Java sender does: while a
+   * `write` runs, the client takes no byte off the socket (its kernel buffer fills, and a server
+   * that resets the connection erases an answer the client has not read yet), in writes of
+   * `writeSize` bytes; it reads once the last byte is written, or once the server has stopped
+   * taking bytes for `WIRE_WAIT_MS`. By default a connection reads as bytes arrive.
+   */
+  writeFirst?: boolean
+  /** With `writeFirst`, the size of each write; default 16 KiB. */
+  writeSize?: number
+}
+
 /** Opens a connection to a server on 127.0.0.1. */
-export function connect(port: number, host = '127.0.0.1'): Promise<Connection> {
+export function connect(
+  port: number,
+  host = '127.0.0.1',
+  { writeFirst = false, writeSize = 16 * 1024 }: ConnectOptions = {},
+): Promise<Connection> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(port, host)
+    const take = (chunk: Buffer) => {
+      received = received.length === 0 ? chunk : Buffer.concat([received, chunk])
+      changed()
+    }
+    // Read into a buffer of our own: with one, pausing the socket stops reading from the kernel
+    // itself (a paused socket otherwise still fills its stream buffer), as a client that is busy
+    // writing does.
+    const socket = writeFirst
+      ? net.connect({
+          port,
+          host,
+          onread: {
+            buffer: Buffer.alloc(64 * 1024),
+            callback: (size, buffer) => {
+              take(Buffer.from(buffer.subarray(0, size)))
+              return true
+            },
+          },
+        })
+      : net.connect(port, host)
+    if (writeFirst) socket.pause()
     let received: Buffer = Buffer.alloc(0)
     let ended = false
     let written = 0
@@ -127,10 +166,7 @@ export function connect(port: number, host = '127.0.0.1'): Promise<Connection> {
         const timer = setTimeout(wake, ms)
         waiting.add(wake)
       })
-    socket.on('data', (chunk: Buffer) => {
-      received = received.length === 0 ? chunk : Buffer.concat([received, chunk])
-      changed()
-    })
+    if (!writeFirst) socket.on('data', take)
     const hangUp = () => {
       ended = true
       changed()
@@ -146,25 +182,49 @@ export function connect(port: number, host = '127.0.0.1'): Promise<Connection> {
       resolve(connection)
     })
 
+    /** Waits until the socket takes more bytes; false when it has not within `WIRE_WAIT_MS` (a server that stopped reading). */
+    const drained = () =>
+      new Promise<boolean>((done) => {
+        const go = (taken: boolean) => () => {
+          clearTimeout(timer)
+          socket.off('drain', onDrain)
+          socket.off('close', onClose)
+          done(taken)
+        }
+        const onDrain = go(true)
+        const onClose = go(false)
+        const timer = setTimeout(go(false), WIRE_WAIT_MS)
+        socket.once('drain', onDrain)
+        socket.once('close', onClose)
+      })
+    const writeParts = async (parts: readonly (string | Uint8Array)[]) => {
+      for (const part of parts) {
+        const whole = typeof part === 'string' ? Buffer.from(part, 'utf8') : part
+        const size = writeFirst ? writeSize : Math.max(whole.byteLength, 1)
+        for (let at = 0; at < whole.byteLength || at === 0; at += size) {
+          if (ended || socket.destroyed) return
+          const bytes = whole.subarray(at, at + size)
+          written += bytes.byteLength
+          // A server that stops reading leaves the buffer full: give up on it after a while
+          // (writing first, on the rest of the request too, and read what it answered).
+          if (!socket.write(bytes) && !(await drained()) && writeFirst) return
+          // A sender runs beside the server, not before it: with both in one process (as in
+          // tests), a loop of writes the kernel takes at once would otherwise hand the server the
+          // whole body before the server runs at all.
+          if (writeFirst) await new Promise((resume) => setImmediate(resume))
+          if (whole.byteLength === 0) break
+        }
+      }
+    }
+
     const connection: Connection = {
       async write(...parts) {
-        for (const part of parts) {
-          if (ended || socket.destroyed) return
-          const bytes = typeof part === 'string' ? Buffer.from(part, 'utf8') : part
-          written += bytes.byteLength
-          if (socket.write(bytes)) continue
-          // A server that stops reading leaves the buffer full: give up on it after a while.
-          await new Promise<void>((done) => {
-            const go = () => {
-              clearTimeout(timer)
-              socket.off('drain', go)
-              socket.off('close', go)
-              done()
-            }
-            const timer = setTimeout(go, WIRE_WAIT_MS)
-            socket.once('drain', go)
-            socket.once('close', go)
-          })
+        if (!writeFirst) return writeParts(parts)
+        socket.pause()
+        try {
+          await writeParts(parts)
+        } finally {
+          if (!socket.destroyed) socket.resume()
         }
       },
       async reply(ms = WIRE_WAIT_MS) {
@@ -231,4 +291,63 @@ export async function aftermath(
   return (await connection.closed(0))
     ? { outcome: 'broken', why: 'closed without announcing it' }
     : { outcome: 'broken', why: 'stalled: the next request went unanswered' }
+}
+
+/** What one request of `writeFirstRounds` came to: the answer read (if any), and what became of its connection. */
+export interface WriteFirstRound {
+  reply: Reply | undefined
+  /** Only when the round sent a next request: the connection after the answer, by `aftermath`. */
+  after?: Aftermath
+}
+
+/**
+ * Sends `request` `rounds` times, each on a connection of its own, as a sender that writes its
+ * whole request before reading the answer (`connect`'s `writeFirst`), and reads the answer; with
+ * `next`, follows each answer with `aftermath` (the announced close, or `next` on the same
+ * connection). Each answer is awaited at most `ms`; rounds stop once `budgetMs` has passed, so a
+ * server that stalls fails the check rather than hanging it (rounds not run are left out).
+ */
+export async function writeFirstRounds(
+  port: number,
+  {
+    rounds,
+    request,
+    next,
+    ms = WIRE_WAIT_MS,
+    budgetMs = 20_000,
+    host = '127.0.0.1',
+  }: {
+    rounds: number
+    request: readonly (string | Uint8Array)[]
+    next?: readonly (string | Uint8Array)[]
+    ms?: number
+    budgetMs?: number
+    host?: string
+  },
+): Promise<WriteFirstRound[]> {
+  const deadline = Date.now() + budgetMs
+  const results: WriteFirstRound[] = []
+  for (let round = 0; round < rounds && Date.now() < deadline; round++) {
+    const connection = await connect(port, host, { writeFirst: true })
+    try {
+      await connection.write(...request)
+      const reply = await connection.reply(ms)
+      if (reply === undefined || next === undefined) results.push({ reply })
+      else results.push({ reply, after: await aftermath(connection, reply, next, ms) })
+    } finally {
+      connection.destroy()
+    }
+  }
+  return results
+}
+
+/** A short account of `writeFirstRounds`' results, for an assertion's message: `20/20 answered 413`, and what failed. */
+export function describeRounds(results: readonly WriteFirstRound[], rounds: number): string {
+  const statuses = new Map<string, number>()
+  for (const { reply, after } of results) {
+    const key = `${reply === undefined ? 'no answer' : reply.status}${after === undefined ? '' : `, then ${after.outcome === 'broken' ? after.why : after.outcome === 'kept' ? `kept: ${after.next.status}` : 'closed'}`}`
+    statuses.set(key, (statuses.get(key) ?? 0) + 1)
+  }
+  const run = results.length < rounds ? ` (${rounds - results.length} not run: out of time)` : ''
+  return `${[...statuses].map(([key, count]) => `${count}/${rounds} ${key}`).join('; ')}${run}`
 }

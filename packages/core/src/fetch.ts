@@ -21,7 +21,7 @@ export interface FetchIncomingRequest extends IncomingRequest {
 /**
  * Turns a Fetch `Request` (Hono, Next.js, Bun, Deno, Workers) into the core's request. The body is
  * read once, when the core asks: whole when `Content-Length` declares it within the limit,
- * otherwise streamed and cut off past the limit. Never through `clone()`: on Workers a clone
+ * otherwise streamed, and past the limit drained (within bounds) rather than kept. Never through `clone()`: on Workers a clone
  * buffers the whole body in memory, whatever its size.
  */
 export function fromFetchRequest(
@@ -46,7 +46,8 @@ export function fromFetchRequest(
       // Asked only here: on @hono/node-server, `request.body` is what builds the Web stream.
       const stream = request.body
       if (stream?.locked === true) throw rawBodyUnavailable(howToMount)
-      return readLimited(stream, limit)
+      // Over the limit, declared or as it arrives: refused, once the rest is drained within its bounds.
+      return readLimited(stream, limit, declared)
     },
   }
 }

@@ -7,6 +7,7 @@ export type { DedupeOptions } from './dedupe.ts'
 export { DEFAULT_DEDUPE_TTL, DEFAULT_PROCESSING_TTL } from './dedupe.ts'
 export type { Claim, ClaimResult, DedupeStore, MemoryDedupeStoreOptions } from './dedupe-store.ts'
 export { DEFAULT_DEDUPE_MAX_ENTRIES, memoryDedupeStore } from './dedupe-store.ts'
+export { DRAIN_IDLE_MS, DRAIN_MAX_BYTES, DRAIN_MAX_MS } from './drain.ts'
 export type { WebhookErrorCode, WebhookErrorInit } from './errors.ts'
 export { ERROR_STATUS, WebhookError } from './errors.ts'
 export type {

@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { declaredBodyLength } from './body.ts'
+import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, drainWatch, wasDrained } from './drain.ts'
 import { payloadTooLarge, rawBodyUnavailable, WebhookError } from './errors.ts'
 import type { HeaderSource } from './request.ts'
 
@@ -36,51 +37,74 @@ export function nodeBodyConsumed(req: IncomingMessage): boolean {
 }
 
 /**
- * Reads a Node request's body, refusing with `payload_too_large` as soon as more than `limit`
- * bytes arrive (the rest is left unread; the core's answer then says `Connection: close`), with
- * `invalid_body` when the client goes away or sends another length than it declared, and with
- * `raw_body_unavailable` (its message ending in `howToMount`) when something read it first.
- * `declared` is the `Content-Length` the core checked, passed on by the adapter's body reader
+ * Reads a Node request's body, refusing with `payload_too_large` once more than `limit` bytes
+ * arrive (or from the start, when `declared` is over it), with `invalid_body` when the client goes
+ * away or sends another length than it declared, and with `raw_body_unavailable` (its message
+ * ending in `howToMount`) when something read it first. `declared` is the `Content-Length` the
+ * core checked, passed on by the adapter's body reader
  * (`(limit, declared) => readNodeBody(req, limit, howToMount, declared)`); read from the headers
  * when not given.
+ *
+ * Past the limit nothing more is kept: the rest of the body is read and discarded within the drain
+ * bounds (`DRAIN_MAX_BYTES`, `DRAIN_MAX_MS`, `DRAIN_IDLE_MS`), so that a sender that writes its
+ * whole body before reading the answer gets it (a server that closes with the sender's bytes
+ * unread resets the connection, and the reset erases the answer), and the connection stays usable.
+ * Past a bound, or when the client goes away, the request is paused, the sender is cut off, and
+ * the core's answer says `Connection: close`. `bounds` is for the library's own tests.
  */
 export function readNodeBody(
   req: IncomingMessage,
   limit: number,
   howToMount: string,
   declared: number | undefined | 'invalid' = declaredBodyLength(nodeRequestHeaders(req)),
+  bounds: DrainBounds = DRAIN_BOUNDS,
 ): Promise<Buffer> {
   if (nodeBodyConsumed(req)) return Promise.reject(rawBodyUnavailable(howToMount))
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
+    let chunks: Buffer[] = []
     let size = 0
+    // Once refused: what has been discarded, and the watch over the drain's bounds.
+    let discarded = 0
+    let watch: ReturnType<typeof drainWatch> | undefined
     const finish = (error: WebhookError | undefined) => {
+      watch?.cancel()
       req.off('data', onData)
       req.off('end', onEnd)
       req.off('error', onGone)
       req.off('close', onGone)
       if (error === undefined) resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size))
       else {
-        // Stop taking bytes: the rest stays on the connection, which the answer closes.
-        req.pause()
+        // Unless drained to its end: stop taking bytes. The rest stays on the connection, which the answer closes.
+        if (!wasDrained(error)) req.pause()
         reject(error)
       }
     }
+    const refuse = () => {
+      chunks = []
+      watch = drainWatch(bounds, () => finish(payloadTooLarge(limit)))
+    }
     const onData = (chunk: Buffer) => {
       size += chunk.length
-      if (size > limit) finish(payloadTooLarge(limit))
+      if (watch !== undefined) {
+        discarded += chunk.length
+        if (discarded > bounds.bytes) finish(payloadTooLarge(limit))
+        else watch.arrived()
+      } else if (size > limit) refuse()
       else chunks.push(chunk)
     }
     const onEnd = () => {
+      if (watch !== undefined) finish(drainedRefusal(limit))
       // Node frames by Content-Length, so a mismatch means a client that lies; say so.
-      if (typeof declared === 'number' && declared !== size) finish(incomplete())
+      else if (typeof declared === 'number' && declared !== size) finish(incomplete())
       else finish(undefined)
     }
-    const onGone = () => finish(incomplete())
+    // A client that goes away mid-drain takes the answer with it; its refusal stays a 413.
+    const onGone = () => finish(watch === undefined ? incomplete() : payloadTooLarge(limit))
     req.on('data', onData)
     req.on('end', onEnd)
     req.on('error', onGone)
     req.on('close', onGone)
+    if (typeof declared === 'number' && declared > limit) refuse()
   })
 }
 

@@ -3,6 +3,7 @@ import { declaredBodyLength, readLimited } from './body.ts'
 import { utf8 } from './bytes.ts'
 import { createDedupe, noDedupe } from './dedupe.ts'
 import { scopedKey } from './dedupe-key.ts'
+import { DRAIN_MAX_BYTES, drainedRefusal, wasDrained } from './drain.ts'
 import { payloadTooLarge, WebhookError } from './errors.ts'
 import { createEmitter } from './events.ts'
 import { type Covered, canHashLater, fingerprintNow, fingerprintOf } from './fingerprint.ts'
@@ -256,7 +257,10 @@ function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySiz
   }
 }
 
-/** The `Content-Length` to read by, once the headers pass: one valid length within the limit, or `undefined` for none. */
+/**
+ * The `Content-Length` to read by, once the headers pass: one valid length (over the limit only by
+ * what the body reader may drain), or `undefined` for none.
+ */
 function checkedLength(incoming: IncomingRequest, req: WebhookRequest, maxBodySize: number): number | undefined {
   const encoding = req.header('content-encoding')
   // The signature is over the bytes the service sent; inflating would need its own limit
@@ -270,34 +274,43 @@ function checkedLength(incoming: IncomingRequest, req: WebhookRequest, maxBodySi
     // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
     throw new WebhookError('invalid_body', 'Content-Length must be one non-negative integer, and not sent with Transfer-Encoding.')
   }
-  // Stryker disable next-line ConditionalExpression: equivalent — undefined > maxBodySize is false (→ true survives)
-  if (declared !== undefined && declared > maxBodySize) throw payloadTooLarge(maxBodySize)
+  // A length over the limit is still read, and discarded, by the body reader, so that the answer
+  // reaches a sender that writes its whole body first; only one the drain would give up on anyway
+  // is refused before reading (and the answer closes the connection).
+  // Stryker disable next-line ConditionalExpression: equivalent — undefined > anything is false (→ true survives)
+  if (declared !== undefined && declared > maxBodySize + DRAIN_MAX_BYTES) throw payloadTooLarge(maxBodySize)
   return declared
 }
 
-/** Bytes a parser or cache already held were read without our limit. */
+/** Bytes a parser or cache already held were read without our limit; read to their end, they leave the connection clean. */
 function withinLimit(bytes: Uint8Array, maxBodySize: number): Uint8Array {
-  if (bytes.byteLength > maxBodySize) throw payloadTooLarge(maxBodySize)
+  if (bytes.byteLength > maxBodySize) throw drainedRefusal(maxBodySize)
   return bytes
 }
 
 /**
  * A refusal leaves the connection usable only if the body was read to its end: HTTP/1.1 clients
  * reuse connections, and unread bytes would be taken for the start of the next request (Express and
- * Koa leave the stream paused, so the next delivery stalls). So a body not yet read is drained,
- * within the same limit as a delivery, and where that cannot be done (too large, compressed, cut
- * short, a length that cannot be trusted) the answer says `Connection: close`, which Node and the
- * adapters' servers honour by closing once it is sent.
+ * Koa leave the stream paused, so the next delivery stalls). So a body not yet read is read now:
+ * within the limit it is kept (its size goes in the event); past it the body reader discards the
+ * rest within the drain bounds (see drain.ts), and a body drained to its end leaves the connection
+ * as clean as one read. Where that cannot be done (a bound hit, compressed, cut short, a length
+ * that cannot be trusted) the answer says `Connection: close`, which Node and the adapters'
+ * servers honour by closing once it is sent.
  */
 async function afterRefusal(
   error: WebhookError,
   readBody: () => Promise<Uint8Array>,
 ): Promise<{ refusal: WebhookError; bodyBytes: number | undefined }> {
+  let drained = false
   const bodyBytes = await readBody().then(
     (body) => body.byteLength,
-    () => undefined,
+    (failure: unknown) => {
+      drained = wasDrained(failure)
+      return undefined
+    },
   )
-  if (bodyBytes !== undefined) return { refusal: error, bodyBytes }
+  if (bodyBytes !== undefined || drained) return { refusal: error, bodyBytes }
   const { code, message, headers, paths, hint, cause } = error
   return { refusal: new WebhookError(code, message, { headers: { ...headers, connection: 'close' }, paths, hint, cause }), bodyBytes }
 }
@@ -308,7 +321,7 @@ function readSource(body: BodySource, limit: number, declaredLength: number | un
   if (typeof body === 'string') return utf8(body)
   if (typeof body === 'function') return body(limit, declaredLength)
   if (body === null || body === undefined) return new Uint8Array(0)
-  return readLimited(body, limit)
+  return readLimited(body, limit, declaredLength)
 }
 
 /** Maps a body reader's failure; a reader of the app's own that follows `http-errors` says 413 by status. */

@@ -1,7 +1,45 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { DRAIN_IDLE_MS, DRAIN_MAX_BYTES, WebhookError } from '@hookguard/core'
 import { readLimited } from '@hookguard/core/adapter'
 import { describe, expect, it } from 'vitest'
+import { wasDrained } from '../src/drain.ts'
 
 const bytes = (...values: number[]) => new Uint8Array(values)
+const KIB = 1024
+const MIB = 1024 * KIB
+
+async function refusal(promise: Promise<unknown>): Promise<WebhookError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  )
+  expect(error).toBeInstanceOf(WebhookError)
+  return error as WebhookError
+}
+
+/** V8's collector, as `--expose-gc` gives it, to see what a reader still holds. */
+function collector(): () => void {
+  setFlagsFromString('--expose-gc')
+  return runInNewContext('gc') as () => void
+}
+
+/** A stream of `chunks` that then sends nothing more and never ends: a client waiting for the answer. */
+function stalling(chunks: Uint8Array[]) {
+  const seen = { cancelled: false }
+  let sent = 0
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const next = chunks[sent++]
+      if (next !== undefined) controller.enqueue(next)
+      else return new Promise<void>(() => {})
+    },
+    cancel() {
+      seen.cancelled = true
+    },
+  })
+  return { stream, seen }
+}
 
 /** A stream of `chunks`, recording how many were pulled and whether it was cancelled. */
 function chunked(chunks: Uint8Array[]) {
@@ -39,11 +77,110 @@ describe('readLimited', () => {
     expect(await readLimited(stream, 4)).toEqual(bytes(1, 2, 3, 4))
   })
 
-  it('refuses as soon as the stream passes the limit, and cancels the rest', async () => {
+  it('refuses a stream that passes the limit once it has read the rest to its end, as drained', async () => {
     const { stream, seen } = chunked([bytes(1, 2), bytes(3, 4), bytes(5), bytes(6), bytes(7)])
-    await expect(readLimited(stream, 4)).rejects.toMatchObject({ code: 'payload_too_large', status: 413 })
-    expect(seen.pulled).toBeLessThanOrEqual(4)
-    expect(seen.cancelled).toBe(true)
+    const error = await refusal(readLimited(stream, 4))
+    expect(error).toMatchObject({ code: 'payload_too_large', status: 413 })
+    expect(wasDrained(error)).toBe(true)
+    // Every chunk and the end: the connection holds nothing of this body any more.
+    expect(seen.pulled).toBe(6)
+    expect(seen.cancelled).toBe(false)
+  })
+
+  it('keeps nothing of a body declared over the limit, and drains it from the first byte', async () => {
+    const { stream, seen } = chunked([bytes(1, 2), bytes(3)])
+    expect(wasDrained(await refusal(readLimited(stream, 4, 5)))).toBe(true)
+    expect(seen.pulled).toBe(3)
+  })
+
+  it(`drains at most ${DRAIN_MAX_BYTES / MIB} MiB past the limit, then cancels the stream and refuses it undrained`, async () => {
+    // An endless body: the same 1 MiB chunk, again and again.
+    const chunk = new Uint8Array(MIB)
+    let pulled = 0
+    let cancelled = false
+    const stream = new ReadableStream<Uint8Array>({
+      pull: (controller) => {
+        pulled++
+        controller.enqueue(chunk)
+      },
+      cancel: () => {
+        cancelled = true
+      },
+    })
+    const error = await refusal(readLimited(stream, MIB))
+    expect([error.code, wasDrained(error), cancelled]).toEqual(['payload_too_large', false, true])
+    // The chunk that passed the limit, 64 MiB drained, and the one that passed the bound; at most a read ahead more.
+    expect(pulled).toBeGreaterThanOrEqual(1 + DRAIN_MAX_BYTES / MIB + 1)
+    expect(pulled).toBeLessThanOrEqual(1 + DRAIN_MAX_BYTES / MIB + 2)
+  })
+
+  it(`stops waiting for the rest once no byte has arrived for ${DRAIN_IDLE_MS} ms, cancelling the stream`, async () => {
+    const { stream, seen } = stalling([bytes(1, 2, 3, 4, 5)])
+    const started = performance.now()
+    const error = await refusal(readLimited(stream, 4))
+    const waited = performance.now() - started
+    expect([wasDrained(error), seen.cancelled]).toEqual([false, true])
+    expect(waited).toBeGreaterThanOrEqual(DRAIN_IDLE_MS - 50)
+    expect(waited).toBeLessThan(DRAIN_IDLE_MS + 1500)
+  })
+
+  it('stops at its time bound a body that keeps trickling in, each byte within the idle bound', async () => {
+    let cancelled = false
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+        controller.enqueue(bytes(1, 2, 3))
+      },
+      cancel: () => {
+        cancelled = true
+      },
+    })
+    const started = performance.now()
+    const error = await refusal(readLimited(stream, 4, undefined, { bytes: MIB, ms: 200, idleMs: 100 }))
+    expect([wasDrained(error), cancelled]).toEqual([false, true])
+    expect(performance.now() - started).toBeLessThan(1000)
+  })
+
+  it('refuses undrained a body whose stream fails while it drains (the client went away)', async () => {
+    let pulled = 0
+    const stream = new ReadableStream<Uint8Array>({
+      pull: (controller) => {
+        if (pulled++ < 2) controller.enqueue(bytes(1, 2, 3))
+        else controller.error(new Error('socket hang up'))
+      },
+    })
+    const error = await refusal(readLimited(stream, 4))
+    expect([error.code, wasDrained(error)]).toEqual(['payload_too_large', false])
+  })
+
+  it('holds none of what it drains: of 32 MiB passed through, no chunk stays reachable', async () => {
+    const gc = collector()
+    const size = 64 * KIB
+    const count = (32 * MIB) / size
+    // One weak reference per chunk (a byte count would also see buffers the collector has not freed yet).
+    const sent: WeakRef<Uint8Array>[] = []
+    let alive: number | undefined
+    let pulled = 0
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (pulled === count - 1) {
+          // The last chunk: every one before it has been read. Past this job, nothing but the
+          // reader can hold them.
+          await new Promise((resolve) => setTimeout(resolve, 10))
+          gc()
+          alive = sent.filter((chunk) => chunk.deref() !== undefined).length
+        }
+        if (pulled++ === count) return controller.close()
+        const chunk = new Uint8Array(size).fill(0x20)
+        sent.push(new WeakRef(chunk))
+        controller.enqueue(chunk)
+      },
+    })
+    const error = await refusal(readLimited(stream, MIB))
+    expect(wasDrained(error)).toBe(true)
+    expect(alive).toBeDefined()
+    // The 1 MiB kept before the limit was let go too; a chunk in flight at most.
+    expect(alive).toBeLessThanOrEqual(2)
   })
 
   it('refuses a stream whose one chunk is over the limit', async () => {

@@ -1,6 +1,7 @@
 import { createReceiver } from '@hookguard/core'
 import { fromFetchRequest, toFetchResponse } from '@hookguard/core/adapter'
 import { describe, expect, it } from 'vitest'
+import { wasDrained } from '../src/drain.ts'
 
 const HOW = 'Read it later.'
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
@@ -73,12 +74,15 @@ describe('fromFetchRequest', () => {
     it.each([
       ['no length', undefined],
       ['a length over the limit', 64],
-    ])('with %s, refuses payload_too_large once the limit is passed, reading no further', async (_, declared) => {
+    ])('with %s, streams it, refuses payload_too_large past the limit, and drains the rest to its end', async (_, declared) => {
       const { request, seen } = streamed(['1234', '5678', '9abc', 'defg'])
       const incoming = fromFetchRequest(request, { howToMount: HOW, readAll: () => Promise.reject(new Error('read whole')) })
-      await expect(incoming.body(6, declared)).rejects.toMatchObject({ code: 'payload_too_large', status: 413 })
-      expect(seen.pulled).toBe(2)
-      expect(seen.cancelled).toBe(true)
+      const error = await incoming.body(6, declared).catch((reason: unknown) => reason)
+      expect(error).toMatchObject({ code: 'payload_too_large', status: 413 })
+      expect(wasDrained(error)).toBe(true)
+      // Every chunk, and the end: nothing of the body is left for the connection's next request.
+      expect(seen.pulled).toBe(5)
+      expect(seen.cancelled).toBe(false)
     })
 
     it('reads no body as empty', async () => {

@@ -1,12 +1,16 @@
-import { EventEmitter } from 'node:events'
+import { EventEmitter, once } from 'node:events'
 import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PassThrough } from 'node:stream'
-import { WebhookError } from '@hookguard/core'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { DRAIN_IDLE_MS, DRAIN_MAX_BYTES, WebhookError } from '@hookguard/core'
 import { nodeBodyConsumed, nodeRequestHeaders, readNodeBody, settleWhenAnswered } from '@hookguard/core/node'
 import { afterEach, describe, expect, it } from 'vitest'
+import { wasDrained } from '../src/drain.ts'
 
 const HOW_TO_MOUNT = 'Mount the webhook before any body parser.'
+const MIB = 1024 * 1024
 
 /**
  * A Node request as the core sees it: a readable stream with headers. `chunks` are written one by
@@ -22,6 +26,21 @@ function nodeRequest(options: { chunks?: string[]; headers?: Record<string, stri
     if (options.end !== false) stream.end()
   })
   return { req, stream }
+}
+
+/** Writes `size`-byte chunks into `stream` until its reader stops taking them (or `most` are written); how many went in. */
+async function writeUntilPaused(stream: PassThrough, size: number, most: number): Promise<number> {
+  const chunk = Buffer.alloc(size, 0x20)
+  let written = 0
+  while (written < most && !stream.isPaused()) {
+    written++
+    if (!stream.write(chunk)) {
+      const drained = once(stream, 'drain').then(() => true)
+      const paused = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 200))
+      if (!(await Promise.race([drained, paused]))) break
+    }
+  }
+  return written
 }
 
 async function refusal(promise: Promise<unknown>): Promise<WebhookError> {
@@ -106,12 +125,82 @@ describe('readNodeBody', () => {
     expect((await readNodeBody(req, 8, HOW_TO_MOUNT)).toString()).toBe('12345678')
   })
 
-  it('refuses a body one byte over the limit as soon as it arrives, and stops reading', async () => {
-    const { req, stream } = nodeRequest({ chunks: ['12345', '6789'], end: false })
+  it('refuses a body one byte over the limit once it has read the rest to its end, as drained', async () => {
+    const { req, stream } = nodeRequest({ chunks: ['12345', '6789', 'abc', 'def'] })
     const error = await refusal(readNodeBody(req, 8, HOW_TO_MOUNT))
-    expect([error.code, error.status]).toEqual(['payload_too_large', 413])
-    // Paused: the rest stays on the connection rather than being read into memory.
+    expect([error.code, error.status, wasDrained(error)]).toEqual(['payload_too_large', 413, true])
+    expect(stream.readableEnded).toBe(true)
+    expect(stream.isPaused()).toBe(false)
+  })
+
+  it('drains a body declared over the limit from its first byte, keeping none of it', async () => {
+    const { req, stream } = nodeRequest({ chunks: ['12', '3'], headers: { 'content-length': '3' } })
+    expect(wasDrained(await refusal(readNodeBody(req, 2, HOW_TO_MOUNT, 3)))).toBe(true)
+    expect(stream.readableEnded).toBe(true)
+  })
+
+  it(`stops draining once no byte has arrived for ${DRAIN_IDLE_MS} ms: refused undrained, and paused`, async () => {
+    const { req, stream } = nodeRequest({ chunks: ['12345', '6789'], end: false })
+    const started = performance.now()
+    const error = await refusal(readNodeBody(req, 8, HOW_TO_MOUNT))
+    const waited = performance.now() - started
+    expect([error.code, wasDrained(error)]).toEqual(['payload_too_large', false])
+    // Paused: the rest stays on the connection, which the core's answer closes.
     expect(stream.isPaused()).toBe(true)
+    expect(waited).toBeGreaterThanOrEqual(DRAIN_IDLE_MS - 50)
+    expect(waited).toBeLessThan(DRAIN_IDLE_MS + 1500)
+  })
+
+  it(`drains at most ${DRAIN_MAX_BYTES / MIB} MiB past the limit, then pauses the request and refuses it undrained`, async () => {
+    const { req, stream } = nodeRequest({ end: false })
+    const reading = refusal(readNodeBody(req, MIB, HOW_TO_MOUNT))
+    const written = await writeUntilPaused(stream, MIB, 80)
+    const error = await reading
+    expect([error.code, wasDrained(error), stream.isPaused()]).toEqual(['payload_too_large', false, true])
+    expect(written).toBeGreaterThan(DRAIN_MAX_BYTES / MIB)
+    expect(written).toBeLessThan(80)
+  })
+
+  it('stops at its time bound a body that keeps trickling in, each byte within the idle bound', async () => {
+    const { req, stream } = nodeRequest({ chunks: ['123456789'], end: false })
+    const trickle = setInterval(() => stream.write('x'), 10)
+    try {
+      const started = performance.now()
+      const error = await refusal(readNodeBody(req, 8, HOW_TO_MOUNT, undefined, { bytes: MIB, ms: 200, idleMs: 100 }))
+      expect([error.code, wasDrained(error), stream.isPaused()]).toEqual(['payload_too_large', false, true])
+      expect(performance.now() - started).toBeLessThan(1000)
+    } finally {
+      clearInterval(trickle)
+    }
+  })
+
+  it('refuses undrained a body whose client goes away while it drains', async () => {
+    const { req, stream } = nodeRequest({ chunks: ['123456789'], end: false })
+    const reading = refusal(readNodeBody(req, 8, HOW_TO_MOUNT))
+    setTimeout(() => stream.emit('close'), 5)
+    const error = await reading
+    expect([error.code, wasDrained(error)]).toEqual(['payload_too_large', false])
+  })
+
+  it('holds none of what it drains: of 32 MiB passed through, no chunk stays reachable', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const { req, stream } = nodeRequest({ end: false })
+    const reading = refusal(readNodeBody(req, MIB, HOW_TO_MOUNT))
+    // One weak reference per chunk (a byte count would also see buffers the collector has not freed yet).
+    const sent: WeakRef<Buffer>[] = []
+    for (let i = 0; i < 512; i++) {
+      const chunk = Buffer.alloc(64 * 1024, 0x20)
+      sent.push(new WeakRef(chunk))
+      if (!stream.write(chunk)) await once(stream, 'drain')
+    }
+    // Everything written has been read; the reader is still draining, waiting for the end.
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    gc()
+    const alive = sent.filter((chunk) => chunk.deref() !== undefined).length
+    stream.end()
+    expect(wasDrained(await reading)).toBe(true)
+    expect(alive).toBeLessThanOrEqual(2)
   })
 
   it('refuses a body shorter or longer than its declared length', async () => {
@@ -156,7 +245,7 @@ describe('readNodeBody', () => {
     const read = nodeRequest({ chunks: ['{}'] })
     await readNodeBody(read.req, 64, HOW_TO_MOUNT)
     const refused = nodeRequest({ chunks: ['123456789'], end: false })
-    await refusal(readNodeBody(refused.req, 8, HOW_TO_MOUNT))
+    await refusal(readNodeBody(refused.req, 8, HOW_TO_MOUNT, undefined, { bytes: MIB, ms: 100, idleMs: 50 }))
     for (const { stream } of [read, refused]) {
       for (const event of ['data', 'end', 'error', 'close']) expect(stream.listenerCount(event), event).toBe(0)
     }

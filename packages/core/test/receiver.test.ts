@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { createReceiver, type IncomingRequest, sign, type WebhookOptions, type WebhookRequest } from '@hookguard/core'
+import { createReceiver, DRAIN_MAX_BYTES, type IncomingRequest, sign, type WebhookOptions, type WebhookRequest } from '@hookguard/core'
 import { formatBasicAuthorization, rawBodyUnavailable } from '@hookguard/core/adapter'
 import { describe, expect, it, vi } from 'vitest'
 import { backend } from '#crypto'
@@ -25,6 +25,8 @@ async function refusal(options: WebhookOptions, incoming: IncomingRequest) {
 }
 
 const secretMode: WebhookOptions = { auth: { mode: 'secret', secret: SECRET } }
+/** A declared length past what a body reader would drain after a limit of 16 bytes. */
+const UNDRAINABLE = String(16 + DRAIN_MAX_BYTES + 1)
 
 const toList = (headers: Record<string, string> | string[]) => (Array.isArray(headers) ? headers : Object.entries(headers).flat())
 
@@ -230,11 +232,18 @@ describe('createReceiver', () => {
       expect(answer.headers['www-authenticate']).toMatch(/^Basic /)
     })
 
-    it('answers Connection: close, without reading, when the declared length is over the limit', async () => {
+    it('answers Connection: close, without reading, when the declared length is over what would be drained', async () => {
       const body = vi.fn(async () => encode(BODY))
-      const answer = await refusal({ ...secretMode, maxBodySize: 16 }, request({ headers: { 'content-length': '100' }, body }))
+      const answer = await refusal({ ...secretMode, maxBodySize: 16 }, request({ headers: { 'content-length': UNDRAINABLE }, body }))
       expect([answer.status, answer.json.error, answer.headers.connection]).toEqual([401, 'missing_signature', 'close'])
       expect(body).not.toHaveBeenCalled()
+    })
+
+    it('hands a declared length over the limit to the reader, and keeps the connection once the body was read to its end', async () => {
+      const body = vi.fn(async () => encode(BODY))
+      const answer = await refusal({ ...secretMode, maxBodySize: 16 }, request({ headers: { 'content-length': '100' }, body }))
+      expect([answer.status, answer.json.error, answer.headers.connection]).toEqual([401, 'missing_signature', undefined])
+      expect(body).toHaveBeenCalledWith(16, 100)
     })
 
     it('keeps the connection when the body was read in full', async () => {
@@ -243,7 +252,9 @@ describe('createReceiver', () => {
     })
 
     it('carries Connection: close on the error too, for a framework that answers it', async () => {
-      const result = await createReceiver({ ...secretMode, maxBodySize: 16 }).verify(request({ headers: { 'content-length': '100' } }))
+      const result = await createReceiver({ ...secretMode, maxBodySize: 16 }).verify(
+        request({ headers: { 'content-length': UNDRAINABLE } }),
+      )
       expect(result.ok).toBe(false)
       if (!result.ok) expect(result.error?.headers.connection).toBe('close')
     })
@@ -277,7 +288,8 @@ describe('createReceiver', () => {
 
     it('answers 413 for a repeated length over the limit, sent as one line or two', async () => {
       const small: WebhookOptions = { ...secretMode, maxBodySize: 16 }
-      for (const headers of [{ 'content-length': '100, 100' }, ['Content-Length', '100', 'content-length', '100']]) {
+      const over = UNDRAINABLE
+      for (const headers of [{ 'content-length': `${over}, ${over}` }, ['Content-Length', over, 'content-length', over]]) {
         const body = vi.fn(async () => encode(BODY))
         const answer = await refusal(
           small,
@@ -297,11 +309,18 @@ describe('createReceiver', () => {
   describe('with a body over maxBodySize', () => {
     const small: WebhookOptions = { ...secretMode, maxBodySize: 16 }
 
-    it('answers 413 payload_too_large from the declared Content-Length, without reading', async () => {
+    it('answers 413 payload_too_large from a declared Content-Length over what would be drained, without reading', async () => {
+      const body = vi.fn(async () => encode(BODY))
+      const answer = await refusal(small, request({ headers: { ...(await signed()), 'content-length': UNDRAINABLE }, body }))
+      expect([answer.status, answer.json.error, answer.headers.connection]).toEqual([413, 'payload_too_large', 'close'])
+      expect(body).not.toHaveBeenCalled()
+    })
+
+    it('reads a declared Content-Length over the limit through the body reader, which refuses it (and drains it)', async () => {
       const body = vi.fn(async () => encode(BODY))
       const answer = await refusal(small, request({ headers: { ...(await signed()), 'content-length': '100' }, body }))
-      expect([answer.status, answer.json.error]).toEqual([413, 'payload_too_large'])
-      expect(body).not.toHaveBeenCalled()
+      expect([answer.status, answer.json.error, answer.headers.connection]).toEqual([413, 'payload_too_large', undefined])
+      expect(body).toHaveBeenCalledWith(16, 100)
     })
 
     it('hands the limit to the body reader and answers 413 when it says the body is too large', async () => {
