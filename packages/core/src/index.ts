@@ -18,6 +18,7 @@ export type {
   WebhookEvent,
 } from './events.ts'
 export { EVENT_CHANNELS } from './events.ts'
+export { MAX_FORM_FIELDS } from './form.ts'
 export type { Resolvable, SecretLookup, WebhookAuth, WebhookMode, WebhookOptions } from './options.ts'
 export { DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_DEPTH, DEFAULT_SIGNATURE_HEADER, DEFAULT_TOKEN_TTL } from './options.ts'
 export type { Receiver, ReceiverSetup, VerifyResult, WebhookDelivery } from './receiver.ts'
