@@ -1,8 +1,10 @@
 /**
  * What refusing an unauthenticated request costs: `verifySignature` (Node build) with a bogus
  * signature over 1 MiB bodies built to make the fallback forms expensive, as a multiple of one
- * bare HMAC over the same bytes; then the latency of valid deliveries to a `webhook()` server while
- * four clients send such bodies. Start it through run.ts, or alone:
+ * bare HMAC over the same bytes; then every entry point of `createReceiver` (each mode's message
+ * address, the token address) refusing each hostile shape of testkit/src/hostile.ts, the same
+ * way; then the latency of valid deliveries to a `webhook()` server while four clients send such
+ * bodies. Start it through run.ts, or alone:
  * `node --expose-gc --import tsx bench/adversarial.ts [--quick] [--no-http]`.
  *
  * `--compare <path to another Node build's index.js>` measures that build beside this one, same
@@ -13,8 +15,9 @@ import { createHmac, createSecretKey } from 'node:crypto'
 import { Agent, request } from 'node:http'
 import { relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { sign, verifySignature } from '@hookguard/core'
-import { makePayload, random } from '@hookguard/testkit/payload'
+import { createReceiver, type IncomingRequest, type Receiver, sign, verifySignature } from '@hookguard/core'
+import { HOSTILE_SHAPES, type HostileShape, hostileShape } from '@hookguard/testkit/hostile'
+import { makePayload } from '@hookguard/testkit/payload'
 import { PATH, SECRET, type ServerMessage } from './http-server.ts'
 import { type Candidate, canCollect, measureSamples, median, quantile, RESULT_PREFIX, type Sample } from './measure.ts'
 
@@ -54,63 +57,17 @@ export interface HostileBody extends Sample {
   hostile: boolean
 }
 
-const encoder = new TextEncoder()
-
-/** `unit` repeated to exactly `size` bytes; the last few bytes, where a unit no longer fits, are `x`. */
-function repeated(unit: string, size: number): Uint8Array {
-  const bytes = encoder.encode(unit)
-  const out = new Uint8Array(size).fill(0x78)
-  for (let i = 0; i + bytes.length <= size; i += bytes.length) out.set(bytes, i)
-  return out
-}
-
-/**
- * Gson's five HTML escapes, one every fifth byte between letters: the most escapes the bound in
- * `gsonCandidate` lets through (it refuses more than a fifth of the body), so its copy is built at
- * its largest, twice the body.
- */
-function escapesAtAFifth(size: number): Uint8Array {
-  const out = new Uint8Array(size).fill(0x61)
-  const escaped = encoder.encode(`<>&='`)
-  for (let i = 4, k = 0; i < size; i += 5, k++) out[i] = escaped[k % escaped.length] as number
-  return out
-}
-
-/** Every character one of the fallbacks looks for, and some it does not, in a seeded random order. */
-const MIX_UNITS = [
-  ...`<>&='`,
-  ...'\u2028\u2029\u3000\u00a0\ufeff\u0085\u1680\u2000\u200a\u202f\u205f\u001c\u001f',
-  ...' \t\n\r\v\f',
-  ...'a"\\é中',
-].map((unit) => encoder.encode(unit))
-
-function mix(size: number): Uint8Array {
-  const next = random(size)
-  const out = new Uint8Array(size).fill(0x78)
-  for (let n = 0; ; ) {
-    const unit = MIX_UNITS[Math.floor(next() * MIX_UNITS.length)] as Uint8Array
-    if (n + unit.length > size) break
-    out.set(unit, n)
-    n += unit.length
-  }
-  return out
-}
+/** The shapes `verifySignature` is measured on: the ones built against its fallback forms, and two ordinary deliveries. */
+const SIGNATURE_SHAPES = ['lt', 'escapes', 'u2028', 'u3000', 'spaces', 'mix', 'compact', 'pretty'] as const
 
 export function hostileBodies(): HostileBody[] {
-  const body = (id: string, label: string, bytes: Uint8Array, hostile = true): HostileBody => {
-    if (bytes.length !== SIZE) throw new Error(`adversarial: ${id} is ${bytes.length} bytes`)
-    return { id, label, hostile, bytes, size: SIZE, sizeLabel: '1 MiB' }
-  }
-  return [
-    body('lt', 'all `<`', repeated('<', SIZE)),
-    body('escapes', "`< > & = '`, a fifth of the bytes (the most the bound admits)", escapesAtAFifth(SIZE)),
-    body('u2028', 'all U+2028', repeated('\u2028', SIZE)),
-    body('u3000', 'all U+3000', repeated('\u3000', SIZE)),
-    body('spaces', 'all spaces', repeated(' ', SIZE)),
-    body('mix', 'a mix of all of the above, letters and Java whitespace', mix(SIZE)),
-    body('compact', 'ordinary delivery, compact (reference)', makePayload('compact', SIZE, '1 MiB').bytes, false),
-    body('pretty', 'ordinary delivery, pretty (reference)', makePayload('pretty', SIZE, '1 MiB').bytes, false),
-  ]
+  return SIGNATURE_SHAPES.map((id) => bodyOf(hostileShape(id)))
+}
+
+function bodyOf({ id, label, hostile, build }: HostileShape): HostileBody {
+  const bytes = build(SIZE)
+  if (bytes.length !== SIZE) throw new Error(`adversarial: ${id} is ${bytes.length} bytes`)
+  return { id, label, hostile, bytes, size: SIZE, sizeLabel: '1 MiB' }
 }
 
 /** What is called of a build: the same function, loaded from the workspace or by path. */
@@ -140,6 +97,8 @@ export interface AdversarialFigures {
   core: string
   size: number
   results: RefusalResult[]
+  /** Every entry point of `createReceiver` refusing every hostile shape (runs from before it was added have none). */
+  entryPoints?: EntryResult[]
   http?: UnderAttackResult
 }
 
@@ -227,6 +186,210 @@ async function measureRefusals(bodies: readonly HostileBody[], before: Verify | 
         const c = results.find((r) => r.name === variantName(v))
         if (!c) throw new Error(`adversarial: no figure for ${variantName(v)}`)
         return { ...v, ratio: c.ratio, q1: c.q1, q3: c.q3, ns: c.ns }
+      }),
+    }
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every entry point: a request refused by `createReceiver(...).verify` or `.token`, in process,
+// for every hostile shape, as a multiple of one HMAC over the same body.
+
+export interface EntryFigure {
+  entry: string
+  label: string
+  /** What it answered (every call is checked against it): a refusal, or 2xx where mode 'none' hands a JSON body on. */
+  status: number
+  ratio: number
+  q1: number
+  q3: number
+  ns: number
+}
+
+export interface EntryResult {
+  id: string
+  label: string
+  hostile: boolean
+  size: number
+  floorNs: number
+  rounds: number
+  figures: EntryFigure[]
+}
+
+interface EntryPoint {
+  id: string
+  label: string
+  receiver: keyof BenchReceivers
+  address: 'verify' | 'token'
+  request(body: Buffer, text: () => string): IncomingRequest
+}
+
+interface BenchReceivers {
+  secret: Receiver
+  secrets: Receiver
+  basic: Receiver
+  oauth2: Receiver
+  none: Receiver
+  token: Receiver
+}
+
+const OAUTH = { mode: 'oauth2', appId: 'wx-app-bench', secret: 'hookguard-bench-app-secret-3c9e71' } as const
+const OTHER_APP_SECRET = 'hookguard-bench-other-secret-8d02f4'
+const JSON_TYPE = { 'content-type': 'application/json' }
+const FORM_TYPE = { 'content-type': 'application/x-www-form-urlencoded' }
+/** A token of the right app and shape, signed with a key derived from another secret: checked in full, then refused. */
+let forgedToken = ''
+
+const inProcess = (body: Buffer, headers: Record<string, string>, url = PATH): IncomingRequest => ({ method: 'POST', url, headers, body })
+
+const ENTRY_POINTS: readonly EntryPoint[] = [
+  {
+    id: 'secret-1',
+    label: '`secret`, 1 secret',
+    receiver: 'secret',
+    address: 'verify',
+    request: (body) => inProcess(body, { ...JSON_TYPE, 'x-service-hmac-signature': BOGUS }),
+  },
+  {
+    id: 'secret-3',
+    label: '`secret`, 3 secrets',
+    receiver: 'secrets',
+    address: 'verify',
+    request: (body) => inProcess(body, { ...JSON_TYPE, 'x-service-hmac-signature': BOGUS }),
+  },
+  {
+    id: 'basic',
+    label: '`basic`',
+    receiver: 'basic',
+    address: 'verify',
+    request: (body) => inProcess(body, { ...JSON_TYPE, authorization: `Basic ${Buffer.from('bench-user:guess').toString('base64')}` }),
+  },
+  {
+    id: 'oauth2-query',
+    label: '`oauth2`, query token',
+    receiver: 'oauth2',
+    address: 'verify',
+    request: (body) => inProcess(body, JSON_TYPE, `${PATH}?access_token=${forgedToken}`),
+  },
+  {
+    id: 'oauth2-bearer',
+    label: '`oauth2`, Bearer token',
+    receiver: 'oauth2',
+    address: 'verify',
+    request: (body) => inProcess(body, { ...JSON_TYPE, authorization: `Bearer ${forgedToken}` }),
+  },
+  {
+    // The token as the form's last field: the whole body is scanned for it, then it is checked.
+    id: 'oauth2-form',
+    label: '`oauth2`, form token',
+    receiver: 'oauth2',
+    address: 'verify',
+    request: (body) => inProcess(body, FORM_TYPE),
+  },
+  { id: 'none', label: '`none`', receiver: 'none', address: 'verify', request: (body) => inProcess(body, JSON_TYPE) },
+  {
+    id: 'token-get',
+    label: 'token address, GET',
+    receiver: 'token',
+    address: 'token',
+    request: (_, text) => ({ method: 'GET', url: `/token?${text()}`, headers: {}, body: null }),
+  },
+  {
+    id: 'token-post',
+    label: 'token address, POST',
+    receiver: 'token',
+    address: 'token',
+    request: (body) => inProcess(body, FORM_TYPE, '/token'),
+  },
+]
+
+async function benchReceivers(): Promise<BenchReceivers> {
+  // Over the 1 MiB bodies, so that every request reaches its check rather than the size limit.
+  const maxBodySize = 2 * SIZE
+  const other = createReceiver({ auth: { ...OAUTH, secret: OTHER_APP_SECRET } }, { role: 'token' })
+  const query = new URLSearchParams({ appid: OAUTH.appId, secret: OTHER_APP_SECRET, grant_type: 'client_credentials' })
+  const answer = await other.token({ method: 'GET', url: `/token?${query}`, headers: {}, body: null })
+  forgedToken = (JSON.parse(answer.body) as { access_token: string }).access_token
+  return {
+    secret: createReceiver({ auth: { mode: 'secret', secret: SECRET }, maxBodySize }),
+    secrets: createReceiver({ auth: { mode: 'secret', secret: [...SECRETS] }, maxBodySize }),
+    basic: createReceiver({ auth: { mode: 'basic', username: 'bench-user', password: 'hookguard-bench-password-61c0' }, maxBodySize }),
+    oauth2: createReceiver({ auth: OAUTH, maxBodySize }),
+    none: createReceiver({ auth: { mode: 'none' }, maxBodySize }),
+    // The token address keeps its own small limit whatever maxBodySize is.
+    token: createReceiver({ auth: OAUTH, maxBodySize }, { role: 'token' }),
+  }
+}
+
+function entryCandidate(receivers: BenchReceivers, entry: EntryPoint, statuses: Map<string, number>): Candidate<HostileBody> {
+  const receiver = receivers[entry.receiver]
+  return {
+    name: entry.id,
+    async prepare({ id, bytes }) {
+      const withToken = entry.id === 'oauth2-form' ? Buffer.concat([bytes, Buffer.from(`&access_token=${forgedToken}`)]) : buffer(bytes)
+      let text: string | undefined
+      const textOf = () => {
+        text ??= withToken.toString('utf8')
+        return text
+      }
+      const answer = async () => {
+        const request = entry.request(withToken, textOf)
+        if (entry.address === 'token') return (await receiver.token(request)).status
+        const result = await receiver.verify(request)
+        return result.ok ? 200 : result.response.status
+      }
+      const status = await answer()
+      // Only mode 'none' hands a body on (one that is JSON); everywhere else a 2xx is a bug.
+      if (status < 400 && entry.id !== 'none') throw new Error(`adversarial: ${entry.id} answered ${status} for ${id}`)
+      statuses.set(`${entry.id} ${id}`, status)
+      return { async: true, call: async () => (await answer()) === status }
+    },
+  }
+}
+
+async function measureEntryPoints(): Promise<EntryResult[]> {
+  const receivers = await benchReceivers()
+  const statuses = new Map<string, number>()
+  const candidates: Candidate<HostileBody>[] = [
+    {
+      name: 'floor',
+      async prepare({ bytes }) {
+        const body = buffer(bytes)
+        return { async: false, call: () => createHmac('sha256', floorKey).update(body).digest() }
+      },
+    },
+    ...ENTRY_POINTS.map((entry) => entryCandidate(receivers, entry, statuses)),
+  ]
+  const measured = await measureSamples(HOSTILE_SHAPES.map(bodyOf), candidates, {
+    rounds: quick ? 2 : 9,
+    batchMs: quick ? 2 : 20,
+    warmupMs: quick ? 10 : 100,
+    floor: 'floor',
+    clock: cpuTime,
+    log: (line) => console.error(`adversarial: entry points, ${line}`),
+  })
+  return measured.map(({ sample, candidates: results }) => {
+    const floor = results.find((c) => c.name === 'floor')
+    if (!floor) throw new Error('adversarial: no floor figure')
+    return {
+      id: sample.id,
+      label: sample.label,
+      hostile: sample.hostile,
+      size: sample.size,
+      floorNs: floor.ns,
+      rounds: floor.rounds,
+      figures: ENTRY_POINTS.map((entry): EntryFigure => {
+        const c = results.find((r) => r.name === entry.id)
+        if (!c) throw new Error(`adversarial: no figure for ${entry.id}`)
+        return {
+          entry: entry.id,
+          label: entry.label,
+          status: statuses.get(`${entry.id} ${sample.id}`) ?? 0,
+          ratio: c.ratio,
+          q1: c.q1,
+          q3: c.q3,
+          ns: c.ns,
+        }
       }),
     }
   })
@@ -506,6 +669,7 @@ async function main() {
   const before = beforeUrl === undefined ? undefined : ((await import(beforeUrl)) as { verifySignature: Verify }).verifySignature
   const bodies = hostileBodies()
   const results = await measureRefusals(bodies, before)
+  const entryPoints = await measureEntryPoints()
   const http: UnderAttackResult[] = []
   if (withHttp) {
     if (beforeUrl !== undefined) http.push(await underAttack('before', beforeUrl, bodies))
@@ -524,7 +688,14 @@ async function main() {
   // Relative to the repository, so the record names no machine's folders.
   const core = relative(fileURLToPath(new URL('..', import.meta.url)), fileURLToPath(resolvedCore))
   const after = http.find((h) => h.build === 'after')
-  const figures: AdversarialFigures = { runtime: `node ${process.version}`, core, size: SIZE, results, ...(after ? { http: after } : {}) }
+  const figures: AdversarialFigures = {
+    runtime: `node ${process.version}`,
+    core,
+    size: SIZE,
+    results,
+    entryPoints,
+    ...(after ? { http: after } : {}),
+  }
   console.log(RESULT_PREFIX + JSON.stringify(before ? { ...figures, compared: http } : figures))
 }
 

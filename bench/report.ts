@@ -4,7 +4,7 @@
  */
 
 import { SHAPE_LABELS, type Shape } from '@hookguard/testkit/payload'
-import type { RefusalFigure, RefusalResult, UnderAttackResult } from './adversarial.ts'
+import type { EntryResult, RefusalFigure, RefusalResult, UnderAttackResult } from './adversarial.ts'
 import type { HttpResult } from './http.ts'
 import type { InstructionsResult } from './instructions.ts'
 import type { CandidateResult, PayloadResult } from './measure.ts'
@@ -45,6 +45,8 @@ const HTTP_LABELS: Record<string, string> = {
 }
 /** Target 5: at most one extra copy; the slack covers promises and small buffers, not a second copy. */
 const MEMORY_TARGET = 1.05
+/** The contract's Cost paragraph: an unauthenticated request costs at most this many HMACs over its body, on every entry point. */
+const REFUSAL_TARGET = 8
 
 const x = (ratio: number) => `${ratio.toFixed(2)}×`
 const us = (ns: number) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(1)} µs`)
@@ -334,7 +336,39 @@ export function renderSvg(results: PayloadResult[]): string {
   return `${parts.join('\n')}\n`
 }
 
-function refusalTables(adversarial: NonNullable<Figures['adversarial']>): string {
+function entryPointTable(results: EntryResult[], runtime: string, misses: Miss[]): string {
+  // The columns as the run named them (report.ts does not load the benchmark itself).
+  const entries = (results[0]?.figures ?? []).map(({ entry, label }) => ({ id: entry, label }))
+  const rows = results.map((r) => [
+    r.label,
+    us(r.floorNs),
+    ...entries.map((entry) => {
+      const f = r.figures.find((figure) => figure.entry === entry.id)
+      if (f === undefined) return '–'
+      // Mode 'none' hands a JSON body on: that is a delivery, and its parse the application's cost.
+      if (f.status < 400) return `_${x(f.ratio)}, ${f.status}_`
+      if (f.ratio > REFUSAL_TARGET) {
+        misses.push({
+          target: 'refusal',
+          what: `${entry.label}, ${r.label}: ${x(f.ratio)} one HMAC over the body, target ≤ ${x(REFUSAL_TARGET)}`,
+        })
+      }
+      return `${f.ratio > REFUSAL_TARGET ? '✗ ' : ''}${x(f.ratio)}`
+    }),
+  ])
+  const refusals = results.flatMap((r) => r.figures.filter((f) => f.status >= 400))
+  const worst = Math.max(...refusals.map((f) => f.ratio))
+  const rounds = results[0]?.rounds ?? 0
+  return [
+    `### Unauthenticated requests on every entry point (${runtime}, Node build)`,
+    '',
+    `\`createReceiver(options).verify(request)\` for each mode's message address and \`.token(request)\` for the token address, in process, each sent every hostile shape at ${((results[0]?.size ?? 0) / 2 ** 20).toFixed(0)} MiB and refusing it: a signature that matches nothing (\`secret\`), a wrong password (\`basic\`), a token of the right app signed with another secret (\`oauth2\`; as a form, the token is the body's last field), a body that is not JSON or nests too deep (\`none\`), no valid credentials (the token address, the shape as the GET's query or the POST's form). Median over ${rounds} rounds of the refusal's time over one bare HMAC of the same bytes in the same round, by process CPU time. Target: every refusal ≤ ${x(REFUSAL_TARGET)} (the contract's Cost paragraph); ✗ marks a miss. In italics, with its status: a body mode \`none\` hands on (it is JSON), a delivery rather than a refusal, not judged. Worst refusal: ${x(worst)} (${verdict(worst, REFUSAL_TARGET)}).`,
+    '',
+    table(['body (1 MiB)', 'one HMAC', ...entries.map((e) => e.label)], rows),
+  ].join('\n')
+}
+
+function refusalTables(adversarial: NonNullable<Figures['adversarial']>, misses: Miss[]): string {
   const pick = (r: RefusalResult, secrets: number, unicodeWhitespace: boolean) =>
     r.figures.find((f) => f.build === 'after' && f.secrets === secrets && f.unicodeWhitespace === unicodeWhitespace) as RefusalFigure
   // Three secrets are three HMACs of every form tried, so the rule is read per secret.
@@ -380,6 +414,7 @@ function refusalTables(adversarial: NonNullable<Figures['adversarial']>): string
       ),
     )
   }
+  if (adversarial.entryPoints) parts.push('', entryPointTable(adversarial.entryPoints, adversarial.runtime, misses))
   return parts.join('\n')
 }
 
@@ -391,7 +426,7 @@ export function renderMarkdown(figures: Figures, notes: string): { markdown: str
   if (figures.http) sections.push(httpTable(figures.http, misses))
   if (figures.instructions) sections.push(instructionsTable(figures.instructions, misses))
   if (figures.memory) sections.push(memoryTable(figures.memory, misses))
-  if (figures.adversarial) sections.push(refusalTables(figures.adversarial))
+  if (figures.adversarial) sections.push(refusalTables(figures.adversarial, misses))
   const missList = misses.length === 0 ? 'Every target is met.' : misses.map((m) => `- ✗ target ${m.target}: ${m.what}`).join('\n')
   const tables = [...sections, '### Targets not met', missList].join('\n\n')
 
@@ -437,7 +472,7 @@ pnpm bench --quick          # CI smoke: short runs, prints the tables, writes no
 - **HTTP** (bench/http.ts, bench/http-server.ts): both servers of a framework run in child processes on loopback; autocannon runs in the parent. Each slice of load reads the server's \`process.cpuUsage()\` over IPC before and after; CPU per request is the difference over the requests completed. The servers take turns in slices, rotated every turn, after a warm-up of each; see the table's text. Every response is checked (a 500 means the handler did not get the payload).
 - **HTTP, counted** (bench/instructions.ts): the floor and \`webhook()\` servers under Valgrind's callgrind, two processes of each; see the table's text.
 - **Memory** (bench/memory.ts): see its table.
-- **Unauthenticated requests** (bench/adversarial.ts): the micro benchmark's loop with bogus signatures, so that every call is a refusal (each checked), timed by CPU time; see its section.
+- **Unauthenticated requests** (bench/adversarial.ts): the micro benchmark's loop with bogus signatures, so that every call is a refusal (each checked), timed by CPU time; then the same loop over every entry point of \`createReceiver\` (each mode's message address, the token address) with every hostile shape of testkit/src/hostile.ts, each call's answer checked; see its section.
 
 ## Results
 

@@ -4,7 +4,7 @@ import { utf8 } from './bytes.ts'
 import type { HmacKey } from './crypto/types.ts'
 import type { Sender } from './dedupe-key.ts'
 import { WebhookError } from './errors.ts'
-import { formPayload, isFormUrlEncoded, parseForm } from './form.ts'
+import { formField, formPayload, hasMoreFieldsThan, isFormUrlEncoded, MAX_FORM_FIELDS, parseForm } from './form.ts'
 import { foundSecrets, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
 import type { WebhookRequest } from './request.ts'
 import { SecretDigest } from './secret-digest.ts'
@@ -152,15 +152,18 @@ function basicAuthenticator(auth: BasicAuth, realm: string): Authenticator {
 
 const BEARER = /^bearer[ ]+(\S+)\s*$/i
 
+/** The form field that carries a token, the query parameter's name. */
+const ACCESS_TOKEN = 'access_token'
+
 function oauth2Authenticator(keys: TokenKeys, clock: () => number): Authenticator {
   return async (req, readBody) => {
-    let token = req.url.searchParams.get('access_token') ?? req.header('authorization')?.match(BEARER)?.[1] ?? null
-    let authenticated = NOTHING_LEARNED
+    let token = req.url.searchParams.get(ACCESS_TOKEN) ?? req.header('authorization')?.match(BEARER)?.[1] ?? null
+    let form: Uint8Array | undefined
     if (token === null && isFormUrlEncoded(req)) {
-      const form = parseForm(await readBody())
-      token = form.get('access_token')
-      form.delete('access_token')
-      authenticated = { form: { payload: formPayload(form), covered: utf8(form.toString()) } }
+      // Only the token is looked for, in one pass over the bytes: nothing of an unauthenticated
+      // form is decoded, parsed or built.
+      form = await readBody()
+      token = formField(form, ACCESS_TOKEN)
     }
     if (token === null || token === '') {
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
@@ -172,6 +175,17 @@ function oauth2Authenticator(keys: TokenKeys, clock: () => number): Authenticato
       const message = verdict === 'expired' ? 'The access token has expired.' : 'The access token is not valid.'
       throw new WebhookError('invalid_token', message, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } })
     }
-    return authenticated
+    if (form === undefined) return NOTHING_LEARNED
+    // Authenticated by a form field: the form is the payload. Its fields are counted before it is
+    // decoded, and it is then built in one pass.
+    if (hasMoreFieldsThan(form, MAX_FORM_FIELDS)) {
+      // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
+      throw new WebhookError('invalid_body', `The form has more than ${MAX_FORM_FIELDS} fields.`)
+    }
+    const fields = parseForm(form)
+    const payload = formPayload(fields, ACCESS_TOKEN)
+    // The delivery is the form without its token, which a retry renews.
+    fields.delete(ACCESS_TOKEN)
+    return { form: { payload, covered: utf8(fields.toString()) }, body: form }
   }
 }

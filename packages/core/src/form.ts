@@ -1,11 +1,38 @@
-import { decodeUtf8 } from './bytes.ts'
+import { decodeUtf8, indexOfByte, occursMoreThan } from './bytes.ts'
 import { WebhookError } from './errors.ts'
 import type { WebhookRequest } from './request.ts'
+
+/**
+ * The most fields a form-urlencoded delivery may hold (a token sent as a form field): body-parser's
+ * default `parameterLimit`. A form with more is answered 400 `invalid_body`, counted before
+ * anything of it is decoded.
+ */
+export const MAX_FORM_FIELDS = 1000
+
+const AMPERSAND = 0x26
+const EQUALS = 0x3d
+const PLUS = 0x2b
+const PERCENT = 0x25
+const SPACE = 0x20
 
 /** Whether the request says its body is a form (the token address, a token sent as a form field). */
 export function isFormUrlEncoded(request: WebhookRequest): boolean {
   const type = request.header('content-type')
   return type !== null && /^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)
+}
+
+/**
+ * Whether a form (a body, or a query string) has more than `limit` fields, counted as its
+ * `&`-separated parts, as body-parser counts them: one byte searched for, bounded by the limit,
+ * before anything is decoded or parsed.
+ */
+export function hasMoreFieldsThan(form: Uint8Array | string, limit: number): boolean {
+  if (typeof form !== 'string') return occursMoreThan(form, [AMPERSAND], limit - 1)
+  let separators = 0
+  for (let at = form.indexOf('&'); at !== -1; at = form.indexOf('&', at + 1)) {
+    if (++separators >= limit) return true
+  }
+  return false
 }
 
 /** The fields of a form-urlencoded body; `invalid_body` when it is not UTF-8. */
@@ -19,20 +46,116 @@ export function parseForm(body: Uint8Array): URLSearchParams {
 }
 
 /**
- * A form's fields as an object; a repeated field becomes an array. Each field is defined as an own
- * property, as `JSON.parse` does, so a field named `__proto__` is data, not the object's prototype
- * (an assignment would hand the handler an object whose `hasOwnProperty` is an array's).
+ * The first value of the field `name` in a form body, or `null` when it has none, read from the
+ * raw bytes in one pass that decodes nothing but the parts that could be that field: a token sent
+ * as a form field is found, and checked, before the form is parsed.
+ *
+ * A field is read as `URLSearchParams` reads it (WHATWG `application/x-www-form-urlencoded`):
+ * parts split at `&`, the name up to the first `=`, `+` a space, `%` and two hex digits a byte.
+ * `name` is ASCII, without `&`, `=`, `+` or `%`.
  */
-export function formPayload(form: URLSearchParams): Record<string, string | string[]> {
+export function formField(body: Uint8Array, name: string): string | null {
+  const end = body.length
+  for (let start = 0; start < end; ) {
+    const nameEnd = matchName(body, start, end, name)
+    const partEnd = nextAmpersand(body, nameEnd === -1 ? start : nameEnd, end)
+    if (nameEnd !== -1) return nameEnd === partEnd ? '' : decodeFormValue(body, nameEnd + 1, partEnd)
+    start = partEnd + 1
+  }
+  return null
+}
+
+/**
+ * Whether the part at `start` is named `name`: where its name ends (its `=`, or the end of the
+ * part) when it is, -1 when it is not. Reads only up to the first byte that differs.
+ */
+function matchName(body: Uint8Array, start: number, end: number, name: string): number {
+  let i = start
+  for (let matched = 0; matched < name.length; matched++, i++) {
+    if (i >= end) return -1
+    const byte = body[i] as number
+    let decoded = byte === PLUS ? SPACE : byte
+    if (byte === PERCENT && i + 2 < end) {
+      const escaped = hexPair(body[i + 1] as number, body[i + 2] as number)
+      if (escaped >= 0) {
+        decoded = escaped
+        i += 2
+      }
+    }
+    // A separator is never a character of `name`, so the part or its name ends in a mismatch.
+    if (decoded !== name.charCodeAt(matched) || byte === AMPERSAND || byte === EQUALS) return -1
+  }
+  return i === end || body[i] === AMPERSAND || body[i] === EQUALS ? i : -1
+}
+
+/** The index of the next `&` from `from`, or `end`. */
+function nextAmpersand(body: Uint8Array, from: number, end: number): number {
+  // The parts of a form are mostly short: a few bytes are read here, cheaper than a native call;
+  // a long part is searched natively.
+  const near = Math.min(end, from + 32)
+  for (let i = from; i < near; i++) if (body[i] === AMPERSAND) return i
+  if (near === end) return end
+  const at = indexOfByte(body, AMPERSAND, near)
+  return at === -1 ? end : at
+}
+
+/** `+` as a space, `%XX` as a byte, then UTF-8 as URLSearchParams decodes it (malformed sequences as U+FFFD). */
+function decodeFormValue(body: Uint8Array, start: number, end: number): string {
+  const bytes = new Uint8Array(end - start)
+  let length = 0
+  for (let i = start; i < end; i++) {
+    const byte = body[i] as number
+    let decoded = byte === PLUS ? SPACE : byte
+    if (byte === PERCENT && i + 2 < end) {
+      const escaped = hexPair(body[i + 1] as number, body[i + 2] as number)
+      if (escaped >= 0) {
+        decoded = escaped
+        i += 2
+      }
+    }
+    bytes[length++] = decoded
+  }
+  return lenientUtf8.decode(bytes.subarray(0, length))
+}
+
+// "UTF-8 decode without BOM": a leading BOM is kept, as URLSearchParams keeps it.
+const lenientUtf8 = new TextDecoder('utf-8', { ignoreBOM: true })
+
+/** The byte two hex digits (either case) spell, or -1. */
+function hexPair(high: number, low: number): number {
+  const h = hexDigit(high)
+  const l = hexDigit(low)
+  return h < 0 || l < 0 ? -1 : (h << 4) | l
+}
+
+function hexDigit(code: number): number {
+  if (code >= 0x30 && code <= 0x39) return code - 0x30
+  const lower = code | 0x20
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1
+}
+
+/**
+ * A form's fields as an object, in one pass over them; a repeated field becomes an array, and the
+ * field `omit` (the `access_token` that authenticated it) is left out. Each field is defined as an
+ * own property, as `JSON.parse` does, so a field named `__proto__` is data, not the object's
+ * prototype (an assignment would hand the handler an object whose `hasOwnProperty` is an array's).
+ */
+export function formPayload(form: URLSearchParams, omit?: string): Record<string, string | string[]> {
   const payload: Record<string, string | string[]> = {}
-  for (const key of new Set(form.keys())) {
-    const values = form.getAll(key)
-    Object.defineProperty(payload, key, {
-      value: values.length === 1 ? (values[0] as string) : values,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    })
+  for (const [key, value] of form) {
+    if (key === omit) continue
+    if (!Object.hasOwn(payload, key)) {
+      define(payload, key, value)
+      continue
+    }
+    const earlier = payload[key] as string | string[]
+    // Values are strings: an array is one this loop made.
+    if (typeof earlier === 'string') define(payload, key, [earlier, value])
+    else earlier.push(value)
   }
   return payload
+}
+
+function define(payload: Record<string, string | string[]>, key: string, value: string | string[]): void {
+  Object.defineProperty(payload, key, { value, enumerable: true, writable: true, configurable: true })
 }

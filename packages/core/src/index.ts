@@ -19,6 +19,7 @@ export type {
   WebhookEvent,
 } from './events.ts'
 export { EVENT_CHANNELS } from './events.ts'
+export { MAX_FORM_FIELDS } from './form.ts'
 export type { Resolvable, SecretLookup, WebhookAuth, WebhookMode, WebhookOptions } from './options.ts'
 export { DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_DEPTH, DEFAULT_SIGNATURE_HEADER, DEFAULT_TOKEN_TTL } from './options.ts'
 export type { Receiver, ReceiverSetup, VerifyResult, WebhookDelivery } from './receiver.ts'
@@ -28,3 +29,4 @@ export type { WebhookResponse } from './response.ts'
 export type { CanonicalForm, SignatureHint, VerifySignatureOptions } from './signature.ts'
 export { sign, verifySignature } from './signature.ts'
 export type { StandardSchemaV1 } from './standard-schema.ts'
+export { TOKEN_MAX_BODY_SIZE, TOKEN_MAX_PARAMETERS } from './token-endpoint.ts'

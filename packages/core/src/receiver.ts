@@ -8,11 +8,11 @@ import { payloadTooLarge, WebhookError } from './errors.ts'
 import { createEmitter } from './events.ts'
 import { type Covered, canHashLater, fingerprintNow, fingerprintOf } from './fingerprint.ts'
 import { parseJson } from './json.ts'
-import { checkOptions, type Settings, type WebhookMode, type WebhookOptions } from './options.ts'
+import { checkOptions, type WebhookMode, type WebhookOptions } from './options.ts'
 import { type BodySource, type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
 import { errorResponse, type WebhookResponse } from './response.ts'
 import { validatePayload } from './standard-schema.ts'
-import { createTokenIssuer, tokenErrorResponse } from './token-endpoint.ts'
+import { checkTokenRequestUrl, createTokenIssuer, TOKEN_MAX_BODY_SIZE, tokenErrorResponse } from './token-endpoint.ts'
 import { TokenKeys } from './token-keys.ts'
 
 /**
@@ -99,7 +99,7 @@ export function createReceiver<Payload = unknown>(
     async verify(incoming) {
       const started = performance.now()
       const req = toWebhookRequest(incoming)
-      const readBody = bodyReader(incoming, req, settings)
+      const readBody = bodyReader(incoming, req, settings.maxBodySize)
       try {
         // Authentication always comes first: a body that fails it is never parsed or handed on.
         const authenticated = await authenticate(req, readBody)
@@ -175,8 +175,11 @@ export function createReceiver<Payload = unknown>(
       }
       const started = performance.now()
       const req = toWebhookRequest(incoming)
-      const readBody = bodyReader(incoming, req, settings)
+      // Its own small limit, whatever maxBodySize is: the token address reads a body before any
+      // credential is checked, and a token request is a few hundred bytes.
+      const readBody = bodyReader(incoming, req, TOKEN_MAX_BODY_SIZE)
       try {
+        checkTokenRequestUrl(incoming.url)
         const answer = await issue(req, readBody)
         if (events.wanted('token_issued')) {
           events.emit({
@@ -231,12 +234,12 @@ class Delivery<Payload> implements WebhookDelivery<Payload> {
 }
 
 /**
- * Reads the body at most once, refusing before any byte is read when the headers already say
- * it is too large or compressed. Written without `async`: a delivery already awaits its body in
+ * Reads the body at most once, within `maxBodySize` (the token address passes its own limit),
+ * refusing before any byte is read when the headers already say it is too large or compressed. Written without `async`: a delivery already awaits its body in
  * the authenticator, and each async call more costs it an allocation (see docs/benchmarks.md,
  * notes); every refusal, thrown here or by the adapter's reader, still arrives as a rejection.
  */
-function bodyReader(incoming: IncomingRequest, req: WebhookRequest, { maxBodySize }: Settings): () => Promise<Uint8Array> {
+function bodyReader(incoming: IncomingRequest, req: WebhookRequest, maxBodySize: number): () => Promise<Uint8Array> {
   let body: Promise<Uint8Array> | undefined
   return () => {
     body ??= read()

@@ -1,7 +1,7 @@
 import type { ReadBody } from './authenticate.ts'
 import { basicChallenge, parseBasicAuthorization } from './basic.ts'
 import { WebhookError } from './errors.ts'
-import { isFormUrlEncoded, parseForm } from './form.ts'
+import { hasMoreFieldsThan, isFormUrlEncoded, parseForm } from './form.ts'
 import type { Settings } from './options.ts'
 import type { WebhookRequest } from './request.ts'
 import { jsonResponse, type WebhookResponse } from './response.ts'
@@ -14,6 +14,21 @@ import type { TokenKeys } from './token-keys.ts'
  * led to offer one for the other.
  */
 export const TOKEN_REALM = 'token'
+
+/**
+ * The token address's own body limit, whatever `maxBodySize` is: a token request is under 200
+ * bytes, and the address reads its body before any credential is checked. Over it: 413
+ * `payload_too_large`, refused before reading when `Content-Length` says so. A URL longer than
+ * this (the service's GET carries its fields in the query) is 400 `invalid_request`, before the
+ * URL is parsed.
+ */
+export const TOKEN_MAX_BODY_SIZE = 4 * 1024
+
+/**
+ * The most parameters a token request may carry, in its query (GET) or its form (POST): it needs
+ * four at most. More is 400 `invalid_request`, counted before anything is parsed.
+ */
+export const TOKEN_MAX_PARAMETERS = 16
 
 /**
  * The ways a client may present its credentials in fields: the service's own, and
@@ -75,14 +90,35 @@ export function tokenErrorResponse(error: WebhookError): WebhookResponse {
 }
 
 async function readParams(req: WebhookRequest, readBody: ReadBody): Promise<URLSearchParams> {
-  if (req.method === 'GET') return req.url.searchParams
+  if (req.method === 'GET') {
+    const { url } = req
+    checkParameterCount(url.search)
+    return url.searchParams
+  }
   if (req.method === 'POST') {
     if (!isFormUrlEncoded(req)) {
       throw new WebhookError('invalid_request', 'Send the fields as application/x-www-form-urlencoded.')
     }
-    return parseForm(await readBody())
+    const body = await readBody()
+    checkParameterCount(body)
+    return parseForm(body)
   }
   throw new WebhookError('method_not_allowed', 'Use GET or POST.', { headers: { allow: 'GET, POST' } })
+}
+
+/** The URL as the adapter handed it over, checked before it is parsed: see {@link TOKEN_MAX_BODY_SIZE}. */
+export function checkTokenRequestUrl(url: string): void {
+  if (url.length > TOKEN_MAX_BODY_SIZE) {
+    // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
+    throw new WebhookError('invalid_request', `A token request's URL is at most ${TOKEN_MAX_BODY_SIZE} characters long.`)
+  }
+}
+
+function checkParameterCount(fields: Uint8Array | string): void {
+  if (hasMoreFieldsThan(fields, TOKEN_MAX_PARAMETERS)) {
+    // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
+    throw new WebhookError('invalid_request', `A token request has at most ${TOKEN_MAX_PARAMETERS} parameters.`)
+  }
 }
 
 /**

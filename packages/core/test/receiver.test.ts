@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto'
-import { createReceiver, DRAIN_MAX_BYTES, type IncomingRequest, sign, type WebhookOptions, type WebhookRequest } from '@hookguard/core'
+import {
+  createReceiver,
+  DRAIN_MAX_BYTES,
+  type IncomingRequest,
+  MAX_FORM_FIELDS,
+  sign,
+  type WebhookEvent,
+  type WebhookOptions,
+  type WebhookRequest,
+} from '@hookguard/core'
 import { formatBasicAuthorization, rawBodyUnavailable } from '@hookguard/core/adapter'
 import { describe, expect, it, vi } from 'vitest'
 import { backend } from '#crypto'
@@ -653,6 +662,80 @@ describe('createReceiver', () => {
           expect(String(payload)).toBe('[object Object]')
           expect(Object.keys(payload)).toContain('__proto__')
         }
+      })
+
+      it('checks a form token before the form is decoded: a bad token in a form that is not UTF-8 is 401, not 400', async () => {
+        const body = new Uint8Array([...encode('event=ping&name='), 0xff, 0xfe, ...encode('&access_token=forged.token')])
+        const answer = await refusal(oauth(), request({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }))
+        expect([answer.status, answer.json.error]).toEqual([401, 'invalid_token'])
+        const missing = await refusal(
+          oauth(),
+          request({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.slice(0, 18) }),
+        )
+        expect([missing.status, missing.json.error]).toEqual([401, 'missing_token'])
+      })
+
+      it('refuses a form token delivery of more than MAX_FORM_FIELDS fields with 400 invalid_body, read in full', async () => {
+        const token = await issue()
+        const fields = (count: number) => [...Array.from({ length: count - 1 }, (_, i) => `f${i}=${i}`), `access_token=${token}`].join('&')
+        const headers = { 'content-type': 'application/x-www-form-urlencoded' }
+        const events: WebhookEvent[] = []
+        const receiver = createReceiver({ ...oauth(), onEvent: (event) => events.push(event) })
+        const over = await receiver.verify(request({ headers, body: fields(MAX_FORM_FIELDS + 1) }))
+        if (over.ok) throw new Error('expected a refusal')
+        expect([over.response.status, JSON.parse(over.response.body)]).toEqual([
+          400,
+          { error: 'invalid_body', message: `The form has more than ${MAX_FORM_FIELDS} fields.` },
+        ])
+        // Refused after the whole body was read: the connection carries the next delivery.
+        expect(over.response.headers.connection).toBeUndefined()
+        expect(events.at(-1)).toMatchObject({ type: 'rejected', code: 'invalid_body', status: 400, bodyBytes: expect.any(Number) })
+        // An empty part (a trailing `&`) counts, as body-parser counts it.
+        const trailing = await receiver.verify(request({ headers, body: `${fields(MAX_FORM_FIELDS)}&` }))
+        expect(!trailing.ok && trailing.error?.code).toBe('invalid_body')
+        const within = await receiver.verify(request({ headers, body: fields(MAX_FORM_FIELDS) }))
+        expect(within.ok && Object.keys(within.delivery.payload as object).length).toBe(MAX_FORM_FIELDS - 1)
+      })
+
+      it('finds the form token as URLSearchParams reads the form: escaped name, escaped value, the first of several', async () => {
+        const token = await issue()
+        const escaped = token.replace('.', '%2E')
+        for (const body of [
+          `access%5Ftoken=${escaped}`,
+          `%61ccess_token=${token}&event=ping`,
+          `&&access_token=${token}&access_token=forged.token`,
+          `event=access_token&access_token=${token}`,
+          `access_token2=x&xaccess_token=y&access_token=${token}`,
+        ]) {
+          const result = await createReceiver(oauth()).verify(
+            request({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }),
+          )
+          expect(result.ok, body).toBe(true)
+        }
+        for (const [body, error] of [
+          [`access_token=forged.token&access_token=${token}`, 'invalid_token'],
+          [`access+token=${token}`, 'missing_token'],
+          [`access_token&access_token=${token}`, 'missing_token'],
+          [`access_token=&access_token=${token}`, 'missing_token'],
+          [`access_token=${token}+`, 'invalid_token'],
+        ] as const) {
+          const answer = await refusal(oauth(), request({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }))
+          expect(answer.json.error, body).toBe(error)
+        }
+      })
+
+      it('leaves every access_token field out of the payload, and gathers repeated fields in the order first seen', async () => {
+        const token = await issue()
+        const result = await createReceiver(oauth()).verify(
+          request({
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: `b=1&access_token=${token}&a=2&b=3&access_token=other&b=4&constructor=c`,
+          }),
+        )
+        if (!result.ok) throw new Error('expected a delivery')
+        const payload = result.delivery.payload as Record<string, unknown>
+        expect(payload).toEqual({ b: ['1', '3', '4'], a: '2', constructor: 'c' })
+        expect(Object.keys(payload)).toEqual(['b', 'a', 'constructor'])
       })
 
       it('accepts a Bearer header with several spaces before the token and whitespace after it', async () => {

@@ -1,4 +1,4 @@
-import { createReceiver, type IncomingRequest, type WebhookOptions } from '@hookguard/core'
+import { createReceiver, type IncomingRequest, TOKEN_MAX_BODY_SIZE, TOKEN_MAX_PARAMETERS, type WebhookOptions } from '@hookguard/core'
 import { describe, expect, it, vi } from 'vitest'
 import { timingSafeEqual } from '../src/constant-time.ts'
 
@@ -294,10 +294,81 @@ describe('the token acquisition address', () => {
       })
     }
 
-    it('carries error_description for a body over maxBodySize', async () => {
-      const address = createReceiver({ ...OPTIONS, maxBodySize: 64 }, { role: 'token' })
-      const answer = await refusal(post({ ...POST, scope: 'x'.repeat(100) }), address)
+    it('carries error_description for a body over its size limit', async () => {
+      const answer = await refusal(post({ ...POST, scope: 'x'.repeat(TOKEN_MAX_BODY_SIZE) }))
       expect([answer.status, answer.json.error]).toEqual([413, 'payload_too_large'])
+    })
+  })
+
+  describe('with a body larger than a token request needs', () => {
+    const padded = (size: number) => {
+      const fields = new URLSearchParams({ ...POST, scope: '' }).toString()
+      return { ...POST, scope: 'x'.repeat(size - fields.length) }
+    }
+
+    it(`issues a token for a body of ${TOKEN_MAX_BODY_SIZE} bytes`, async () => {
+      expect(new URLSearchParams(padded(TOKEN_MAX_BODY_SIZE)).toString()).toHaveLength(TOKEN_MAX_BODY_SIZE)
+      await tokenFor(post(padded(TOKEN_MAX_BODY_SIZE)))
+    })
+
+    it(`answers 413 payload_too_large over ${TOKEN_MAX_BODY_SIZE} bytes, whatever maxBodySize is, and closes the connection`, async () => {
+      for (const address of [tokenAddress, createReceiver({ ...OPTIONS, maxBodySize: 16 * 1024 * 1024 }, { role: 'token' })]) {
+        const answer = await refusal(post(padded(TOKEN_MAX_BODY_SIZE + 1)), address)
+        expect([answer.status, answer.json.error, answer.headers.connection]).toEqual([413, 'payload_too_large', 'close'])
+        expect(answer.json.message).toBe(`The request body is larger than the limit of ${TOKEN_MAX_BODY_SIZE} bytes.`)
+      }
+    })
+
+    it('refuses a declared Content-Length over the limit before reading a byte', async () => {
+      const read = vi.fn(async () => new Uint8Array(TOKEN_MAX_BODY_SIZE + 1))
+      const answer = await ask({
+        method: 'POST',
+        url: '/token',
+        headers: { ...FORM, 'content-length': String(TOKEN_MAX_BODY_SIZE + 1) },
+        body: read,
+      })
+      expect([answer.status, answer.json.error, answer.json.error_description]).toEqual([413, 'payload_too_large', answer.json.message])
+      expect(read).not.toHaveBeenCalled()
+    })
+
+    it('hands a body reader of its own the limit to read by', async () => {
+      const read = vi.fn(async () => new TextEncoder().encode(new URLSearchParams(POST).toString()))
+      await tokenFor({ method: 'POST', url: '/token', headers: FORM, body: read })
+      expect(read).toHaveBeenCalledWith(TOKEN_MAX_BODY_SIZE, undefined)
+    })
+  })
+
+  describe('with a URL longer than a token request needs', () => {
+    it(`answers 400 invalid_request for a URL over ${TOKEN_MAX_BODY_SIZE} characters, before it is parsed`, async () => {
+      const request = get({ ...SERVICE, scope: 'x'.repeat(TOKEN_MAX_BODY_SIZE) })
+      const answer = await refusal(request)
+      expect([answer.status, answer.json.error]).toEqual([400, 'invalid_request'])
+      expect(answer.json.message).toBe(`A token request's URL is at most ${TOKEN_MAX_BODY_SIZE} characters long.`)
+      const padding = 'x'.repeat(TOKEN_MAX_BODY_SIZE - get({ ...SERVICE, scope: '' }).url.length)
+      await tokenFor(get({ ...SERVICE, scope: padding }))
+    })
+  })
+
+  describe('with more parameters than a token request has', () => {
+    const extra = (count: number): [string, string][] => Array.from({ length: count }, (_, i) => [`x${i}`, String(i)])
+
+    it(`issues a token for ${TOKEN_MAX_PARAMETERS} parameters, in a GET or a POST`, async () => {
+      const fields = [...Object.entries(POST), ...extra(TOKEN_MAX_PARAMETERS - 3)]
+      await tokenFor(get(fields))
+      await tokenFor(post(fields))
+    })
+
+    it(`answers 400 invalid_request for more than ${TOKEN_MAX_PARAMETERS}, empty ones counted, before parsing them`, async () => {
+      const fields = [...Object.entries(POST), ...extra(TOKEN_MAX_PARAMETERS - 3)]
+      for (const request of [
+        get([...fields, ['x', 'y']]),
+        post([...fields, ['x', 'y']]),
+        { ...post(fields), body: new TextEncoder().encode(`${new URLSearchParams(fields)}&`) },
+      ]) {
+        const answer = await refusal(request)
+        expect([answer.status, answer.json.error]).toEqual([400, 'invalid_request'])
+        expect(answer.json.message).toBe(`A token request has at most ${TOKEN_MAX_PARAMETERS} parameters.`)
+      }
     })
   })
 })

@@ -30,3 +30,8 @@ export function occursMoreThan(data: Uint8Array, values: readonly number[], limi
   }
   return false
 }
+
+/** Where `value` next occurs in `data` from `from`, or -1: one native `memchr`. */
+export function indexOfByte(data: Uint8Array, value: number, from: number): number {
+  return indexOf.call(data, value, from)
+}

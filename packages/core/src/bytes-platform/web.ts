@@ -24,3 +24,8 @@ export function occursMoreThan(data: Uint8Array, values: readonly number[], limi
   }
   return false
 }
+
+/** Where `value` next occurs in `data` from `from`, or -1 (the engine's native `indexOf`). */
+export function indexOfByte(data: Uint8Array, value: number, from: number): number {
+  return data.indexOf(value, from)
+}

@@ -1,0 +1,268 @@
+import { createReceiver, type IncomingRequest, type Receiver, TOKEN_MAX_BODY_SIZE, type WebhookOptions } from '@hookguard/core'
+import { formatBasicAuthorization } from '@hookguard/core/adapter'
+import { HOSTILE_SHAPES, type HostileShape } from '@hookguard/testkit/hostile'
+import { beforeAll, describe, expect, it } from 'vitest'
+
+// What an unauthenticated request costs must grow no faster than its body, on every entry point,
+// whatever the body holds (the contract's Cost paragraph). Each entry point × shape below is timed
+// refusing a body of N bytes and of 4N, in the same process, interleaved, by this process's CPU
+// time (steadier than the wall clock on a shared machine), median of several batches; linear work
+// reads about 4×, quadratic 16×. The test judges that growth, never an absolute time.
+//
+// N is 16 KiB: both sizes stay within the Gson fallback's bound (64 KiB), where the signature path
+// does the most per byte; a string decoded from either stays under V8's large-object size
+// (128 KiB), past which allocating one costs about ten times more per byte, a step that would read
+// as growth here; and a quadratic path fails in seconds, not minutes. To cover a new entry point
+// or shape, add a row to ENTRY_POINTS or to HOSTILE_SHAPES (testkit/src/hostile.ts, which the
+// adversarial benchmark reads too).
+
+const N = 16 * 1024
+/** Well under 16× (quadratic), well over the 4× of linear work plus the noise of a shared machine. */
+const GROWTH_LIMIT = 8
+const ROUNDS = 5
+/** Calls are batched to about this many ms of CPU at N, so the clock's resolution does not matter. */
+const BATCH_MS = 5
+/** CPU ms after which no further round is started (a quadratic path's one round can take seconds). */
+const BUDGET_MS = 4000
+
+const SECRETS = ['complexity-secret-one-4c1e', 'complexity-secret-two-9a7f', 'complexity-secret-three-2b5d']
+const BOGUS_SIGNATURE = 'ab'.repeat(32)
+const OAUTH = { mode: 'oauth2', appId: 'wx-app-complexity', secret: 'complexity-app-secret-7e31d0c9' } as const
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
+const JSON_TYPE = { 'content-type': 'application/json' }
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+interface EntryPoint {
+  name: string
+  /** Only the bodies this says, where the others are not refused by hookguard (see the row). */
+  measures?: (shape: HostileShape) => boolean
+  /** The statuses a request to it may be answered with, the body being what it is; never a 2xx where one must authenticate. */
+  statuses: readonly number[]
+  /** One request for `body`, made afresh for each call (outside nothing: its cost is part of the figure). */
+  call(body: Uint8Array): () => Promise<number>
+}
+
+const receivers: Record<string, Receiver> = {}
+/** A token of the right app and shape, signed with a key derived from another secret: checked in full, then refused. */
+let forgedToken = ''
+
+const verify = (receiver: string, request: (body: Uint8Array) => IncomingRequest) => (body: Uint8Array) => async () => {
+  const result = await (receivers[receiver] as Receiver).verify(request(body))
+  return result.ok ? 200 : result.response.status
+}
+const token = (request: (body: Uint8Array) => IncomingRequest) => (body: Uint8Array) => async () =>
+  (await (receivers.token as Receiver).token(request(body))).status
+
+const post = (body: Uint8Array, headers: Record<string, string>, url = '/hooks'): IncomingRequest => ({
+  method: 'POST',
+  url,
+  headers,
+  body,
+})
+
+const ENTRY_POINTS: readonly EntryPoint[] = [
+  {
+    name: "mode 'secret', one secret, a signature that matches nothing",
+    statuses: [401],
+    call: verify('secret', (body) => post(body, { ...JSON_TYPE, 'x-service-hmac-signature': BOGUS_SIGNATURE })),
+  },
+  {
+    name: "mode 'secret', three secrets",
+    statuses: [401],
+    call: verify('secrets', (body) => post(body, { ...JSON_TYPE, 'x-service-hmac-signature': BOGUS_SIGNATURE })),
+  },
+  {
+    name: "mode 'secret', unicodeWhitespace",
+    statuses: [401],
+    call: verify('unicode', (body) => post(body, { ...JSON_TYPE, 'x-service-hmac-signature': BOGUS_SIGNATURE })),
+  },
+  {
+    name: "mode 'basic', a wrong password",
+    statuses: [401],
+    call: verify('basic', (body) => post(body, { ...JSON_TYPE, authorization: formatBasicAuthorization('hook-user', 'guess') })),
+  },
+  {
+    name: "mode 'oauth2', a forged token in the query",
+    statuses: [401],
+    call: verify('oauth2', (body) => post(body, JSON_TYPE, `/hooks?access_token=${forgedToken}`)),
+  },
+  {
+    name: "mode 'oauth2', a forged Bearer token",
+    statuses: [401],
+    call: verify('oauth2', (body) => post(body, { ...JSON_TYPE, authorization: `Bearer ${forgedToken}` })),
+  },
+  {
+    name: "mode 'oauth2', a form with no token",
+    statuses: [401],
+    call: verify('oauth2', (body) => post(body, FORM)),
+  },
+  {
+    name: "mode 'oauth2', a form with a forged token as its last field",
+    statuses: [401],
+    call: (body) => {
+      const withToken = new Uint8Array([...body, ...encoder.encode(`&access_token=${forgedToken}`)])
+      return verify('oauth2', (form) => post(form, FORM))(withToken)
+    },
+  },
+  {
+    // Nothing authenticates. A body that is JSON within maxDepth is handed on: parsing it is the
+    // application's own cost. One that is not JSON is refused once V8's JSON.parse has failed on it,
+    // which costs 1–15 ns a byte from call to call and steps up between 16 and 64 KiB: V8's, not
+    // hookguard's, and measured at 1 MiB by the adversarial benchmark. What hookguard decides
+    // itself, nesting past maxDepth, before any parsing, is measured here.
+    name: "mode 'none', nesting deeper than maxDepth",
+    measures: (shape) => shape.id === 'too-deep',
+    statuses: [400],
+    call: verify('none', (body) => post(body, JSON_TYPE)),
+  },
+  {
+    name: 'the token address, a GET with the body as its query',
+    statuses: [400, 401],
+    call: (body) => {
+      const query = decoder.decode(body)
+      return token(() => ({ method: 'GET', url: `/token?${query}`, headers: {}, body: null }))(body)
+    },
+  },
+  {
+    name: 'the token address, a form POST',
+    statuses: [400, 401, 413],
+    call: token((body) => post(body, FORM, '/token')),
+  },
+]
+
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
+}
+
+/** CPU ms per call over `calls` calls. */
+async function perCall(call: () => Promise<number>, calls: number): Promise<number> {
+  const start = cpuMs()
+  for (let i = 0; i < calls; i++) await call()
+  return (cpuMs() - start) / calls
+}
+
+/** How many calls at the small size make a batch of about BATCH_MS (one, for a call that takes longer). */
+async function batchSize(call: () => Promise<number>): Promise<number> {
+  const start = cpuMs()
+  let calls = 0
+  while (cpuMs() - start < BATCH_MS / 2 && calls < 10_000) {
+    await call()
+    calls++
+  }
+  return Math.max(1, Math.round((calls * BATCH_MS) / Math.max(cpuMs() - start, 0.001)))
+}
+
+interface Growth {
+  ratio: number
+  smallMs: number
+  largeMs: number
+}
+
+/** time(4N) / time(N), the sizes interleaved and their order alternated round by round. */
+async function growth(small: () => Promise<number>, large: () => Promise<number>, rounds: number): Promise<Growth> {
+  const calls = await batchSize(small)
+  const smallTimes: number[] = []
+  const largeTimes: number[] = []
+  const start = cpuMs()
+  for (let round = 0; round < rounds && (round === 0 || cpuMs() - start < BUDGET_MS); round++) {
+    if (round % 2 === 0) {
+      smallTimes.push(await perCall(small, calls))
+      largeTimes.push(await perCall(large, calls))
+    } else {
+      largeTimes.push(await perCall(large, calls))
+      smallTimes.push(await perCall(small, calls))
+    }
+  }
+  const smallMs = median(smallTimes)
+  const largeMs = median(largeTimes)
+  return { ratio: largeMs / Math.max(smallMs, 1e-6), smallMs, largeMs }
+}
+
+beforeAll(async () => {
+  const make = (options: WebhookOptions, role?: 'token') => createReceiver(options, role && { role })
+  receivers.secret = make({ auth: { mode: 'secret', secret: SECRETS[0] as string } })
+  receivers.secrets = make({ auth: { mode: 'secret', secret: SECRETS } })
+  receivers.unicode = make({ auth: { mode: 'secret', secret: SECRETS[0] as string, unicodeWhitespace: true } })
+  receivers.basic = make({ auth: { mode: 'basic', username: 'hook-user', password: 'complexity-password-5d2a' } })
+  receivers.oauth2 = make({ auth: OAUTH })
+  // The token address's limit holds whatever maxBodySize is.
+  receivers.token = make({ auth: OAUTH, maxBodySize: 16 * 1024 * 1024 }, 'token')
+  receivers.none = make({ auth: { mode: 'none' } })
+  const other = make({ auth: { ...OAUTH, secret: 'another-app-secret-0f9b3e2a71' } }, 'token')
+  const answer = await other.token({
+    method: 'GET',
+    url: `/token?${new URLSearchParams({ appid: OAUTH.appId, secret: 'another-app-secret-0f9b3e2a71', grant_type: 'client_credentials' })}`,
+    headers: {},
+    body: null,
+  })
+  forgedToken = (JSON.parse(answer.body) as { access_token: string }).access_token
+}, 30_000)
+
+describe('the cost of a refused request grows no faster than its body', () => {
+  const bodies = HOSTILE_SHAPES.map((shape) => ({ shape, small: shape.build(N), large: shape.build(4 * N) }))
+  for (const entry of ENTRY_POINTS) {
+    describe(entry.name, () => {
+      for (const { shape, small, large } of bodies) {
+        if (entry.measures !== undefined && !entry.measures(shape)) continue
+        it(shape.label, async () => {
+          const callSmall = entry.call(small)
+          const callLarge = entry.call(large)
+          // Answered as it must be at both sizes; this also warms both paths up.
+          for (const call of [callSmall, callLarge]) expect(entry.statuses).toContain(await call())
+          let measured = await growth(callSmall, callLarge, ROUNDS)
+          // One more look, twice as long, before calling it quadratic: a burst of load on a shared
+          // machine can land on a few batches of one size. Quadratic work reads about 16× again.
+          if (measured.ratio >= GROWTH_LIMIT) measured = await growth(callSmall, callLarge, 2 * ROUNDS)
+          const { ratio, smallMs, largeMs } = measured
+          const figures = `${smallMs.toFixed(3)} ms at ${N / 1024} KiB, ${largeMs.toFixed(3)} ms at ${(4 * N) / 1024} KiB: ×${ratio.toFixed(1)}`
+          expect(ratio, figures).toBeLessThan(GROWTH_LIMIT)
+        }, 120_000)
+      }
+    })
+  }
+})
+
+describe('the token address reads no more than a token request needs', () => {
+  /** A stream of `total` bytes of form fields, in 1 KiB chunks, that counts what was pulled from it. */
+  function countingStream(total: number): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
+    const chunk = encoder.encode('scope=x&'.repeat(128))
+    let pulled = 0
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= total) return controller.close()
+        pulled += chunk.length
+        controller.enqueue(chunk)
+      },
+    })
+    return { stream, pulled: () => pulled }
+  }
+
+  it(`stops reading a streamed body at ${TOKEN_MAX_BODY_SIZE} bytes, whatever maxBodySize is`, async () => {
+    const { stream, pulled } = countingStream(256 * 1024)
+    const answer = await (receivers.token as Receiver).token({ method: 'POST', url: '/token', headers: FORM, body: stream })
+    expect([answer.status, JSON.parse(answer.body).error]).toEqual([413, 'payload_too_large'])
+    // The limit and at most the chunk that crossed it, plus what the stream had queued ahead.
+    expect(pulled()).toBeLessThanOrEqual(TOKEN_MAX_BODY_SIZE + 2 * 1024)
+  })
+
+  it('refuses a declared Content-Length over the limit without reading the body', async () => {
+    const { stream, pulled } = countingStream(256 * 1024)
+    const answer = await (receivers.token as Receiver).token({
+      method: 'POST',
+      url: '/token',
+      headers: { ...FORM, 'content-length': String(256 * 1024) },
+      body: stream,
+    })
+    expect([answer.status, answer.headers.connection]).toEqual([413, 'close'])
+    expect(pulled()).toBeLessThanOrEqual(1024)
+  })
+})
