@@ -11,7 +11,7 @@ import { SecretDigest } from './secret-digest.ts'
 import {
   importKeys,
   matchCompatibilityForms,
-  matchesAny,
+  matchingKey,
   parseSignatureHeader,
   SERVICE_FORM,
   type SignatureMatch,
@@ -96,22 +96,26 @@ function secretAuthenticator(
     const body = await readBody()
     const expected = parseSignatureHeader(header)
     let match: SignatureMatch | undefined
+    let key = -1
     // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: speed only — with no key or no digest no form can match; the hashes are skipped
     if (secrets.length > 0 && expected.length > 0) {
       // Stryker disable next-line LogicalOperator: speed only — the keys awaited are the same keys
       const keys = importedKeys ?? (await (fixedKeys ?? importKeys(secrets)))
       // The candidates in the protocol's order, as verifySignature tries them (signature.ts), written
       // out here too: a delivery in the service's own form then awaits one call, not two.
-      match = matchesAny(await backend.canonicalHmac(keys, body), expected)
-        ? SERVICE_FORM
-        : await matchCompatibilityForms(body, expected, keys, unicodeWhitespace)
+      key = matchingKey(await backend.canonicalHmac(keys, body), expected)
+      if (key >= 0) match = SERVICE_FORM
+      else {
+        match = await matchCompatibilityForms(body, expected, keys, unicodeWhitespace)
+        if (match !== undefined && match.form !== 'service') key = match.key
+      }
     }
     if (match === undefined) {
       const hint = secrets.length === 0 ? undefined : signatureHint(header, secrets, body)
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       throw new WebhookError('invalid_signature', `The ${signatureHeader} header does not match the body.`, { hint })
     }
-    return { signature: match, body, secrets }
+    return { signature: match, body, secret: secrets[key] }
   }
 }
 

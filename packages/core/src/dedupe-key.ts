@@ -5,15 +5,15 @@ import type { WebhookRequest } from './request.ts'
 import { TOKEN_KEY_ITERATIONS } from './token.ts'
 
 /**
- * Who a delivery came from, as its mode can tell: in mode `secret` the secrets it was checked
- * against (the receiver's own, or the ones a per-tenant resolver found), in mode `basic` the
+ * Who a delivery came from, as its mode can tell: in mode `secret` the secret that signed it
+ * (one of the receiver's own, or of those a per-tenant resolver found), in mode `basic` the
  * configured credentials (or, with `verify`, the user name presented), in mode `oauth2` the app,
  * in mode `none`, where nothing identifies the sender, the address itself. It holds secrets, so it
  * never leaves this module but through {@link scopeOf}.
  */
 export interface Sender {
-  /** Mode `secret`: the secrets the signature was checked against. */
-  secrets?: readonly string[]
+  /** Mode `secret`: the secret whose signature matched. */
+  secret?: string | undefined
   /** Mode `basic` with `verify`: the user name it accepted. */
   username?: string
 }
@@ -41,16 +41,19 @@ export async function scopedKey(settings: Settings, sender: Sender, req: Webhook
 function identityOf({ auth }: Settings, sender: Sender, req: WebhookRequest): [identity: string, secret: boolean] {
   switch (auth.mode) {
     case 'secret':
-      // The set, in any order: a retry re-signed with another secret of the same set is the same
-      // delivery.
-      return [`secret\n${[...(sender.secrets ?? [])].sort().join('\n')}`, true]
+      // The secret that signed, not the set configured: a delivery retried while the receiver's
+      // set changes (a rotation's deploys) is still the same delivery. Only a retry the service
+      // signs with another secret (its own switch, mid-rotation) starts a new scope.
+      return [`secret\n${sender.secret}`, true]
     case 'basic':
       return 'verify' in auth ? [`basic-user\n${sender.username}`, false] : [`basic\n${auth.username}\n${auth.password}`, true]
     case 'oauth2':
       // The app id names the app; its secret adds nothing to tell two apps apart.
       return [`oauth2\n${auth.appId}`, false]
     case 'none':
-      return [`none\n${req.url.pathname}`, false]
+      // As routers match it by default (Express, Koa's routers): in any case, with or without a
+      // trailing slash. Else `/hooks/` and `/HOOKS` would run a delivery already handled at `/hooks`.
+      return [`none\n${req.url.pathname.toLowerCase().replace(/\/+$/, '')}`, false]
   }
 }
 

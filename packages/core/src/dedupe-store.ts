@@ -27,7 +27,11 @@ export interface DedupeStore {
 }
 
 export interface MemoryDedupeStoreOptions {
-  /** Fingerprints kept at most; when full, the one written longest ago (claimed or completed) goes first. Default 10 000. */
+  /**
+   * Fingerprints kept at most; when full, the one written longest ago goes first, unless its
+   * handler is still running: a store full of those refuses new claims (503) until one settles.
+   * Default 10 000.
+   */
   maxEntries?: number
   /** Milliseconds since the epoch; default `Date.now`. For tests. */
   clock?: () => number
@@ -62,11 +66,23 @@ export function memoryDedupeStore(options: MemoryDedupeStoreOptions = {}): Dedup
 
   const write = (key: string, entry: Entry): void => {
     entries.delete(key)
+    makeRoom(clock())
     entries.set(key, entry)
-    for (const oldest of entries.keys()) {
-      if (entries.size <= maxEntries) break
-      entries.delete(oldest)
+  }
+  /**
+   * Makes room for one more entry, the oldest first, but never by dropping a claim whose handler
+   * is still running: its duplicate would then run beside it (a flood of other deliveries, in mode
+   * `none` anyone's, would be enough). Whether there is room now.
+   */
+  const makeRoom = (now: number): boolean => {
+    if (entries.size < maxEntries) return true
+    for (const [key, entry] of entries) {
+      if (entry.token === undefined || entry.expiresAt <= now) {
+        entries.delete(key)
+        return true
+      }
     }
+    return false
   }
   /** The entry only while it is live and still held by `token`, so a late call never touches a newer claim. */
   const heldBy = (key: string, token: string): boolean => {
@@ -82,9 +98,14 @@ export function memoryDedupeStore(options: MemoryDedupeStoreOptions = {}): Dedup
       if (entry !== undefined && now < entry.expiresAt) {
         return entry.token === undefined ? { state: 'done' } : { state: 'processing', retryAfterMs: entry.expiresAt - now }
       }
+      entries.delete(key)
+      if (!makeRoom(now)) {
+        // The receiver answers 503 store_unavailable: the service retries once handlers finish.
+        throw new Error(`the in-memory dedupe store holds ${maxEntries} deliveries being handled, its maxEntries`)
+      }
       // Unique within the store, which is all a token has to be here.
       const token = String(++counter)
-      write(key, { token, expiresAt: now + ttlMs })
+      entries.set(key, { token, expiresAt: now + ttlMs })
       return {
         state: 'claimed',
         claim: {

@@ -1,4 +1,4 @@
-import type { ClaimResult, DedupeStore } from './dedupe-store.ts'
+import type { Claim, ClaimResult, DedupeStore } from './dedupe-store.ts'
 import { memoryDedupeStore } from './dedupe-store.ts'
 import { WebhookError } from './errors.ts'
 import type { WebhookDelivery } from './receiver.ts'
@@ -77,9 +77,9 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
       // Stryker disable next-line StringLiteral: message text only — the TypeError is pinned
       throw new TypeError(`${packageName}: dedupe.key must return a non-empty string`)
     }
-    let found: Awaited<ReturnType<DedupeStore['claim']>>
+    let found: ClaimResult
     try {
-      found = await claimWithin(store, key, processingMs, claimTimeout, packageName)
+      found = checkedClaim(await claimWithin(store, key, processingMs, claimTimeout, packageName))
     } catch (cause) {
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       throw new WebhookError(
@@ -93,7 +93,9 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
     }
     switch (found.state) {
       case 'processing': {
-        const seconds = Math.max(1, Math.ceil(found.retryAfterMs / 1000))
+        // A store's figure is bounded here: a Retry-After of NaN or of centuries helps no sender.
+        const left = Number.isFinite(found.retryAfterMs) ? Math.min(found.retryAfterMs, processingMs) : processingMs
+        const seconds = Math.max(1, Math.ceil(left / 1000))
         // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
         const error = new WebhookError('duplicate_in_progress', 'This delivery is already being processed; try again later.', {
           headers: { 'retry-after': String(seconds) },
@@ -106,10 +108,16 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
         const { claim } = found
         return {
           kind: 'claimed',
-          settle: (handled) =>
-            (handled ? claim.complete(doneMs) : claim.release()).catch((error: unknown) => {
+          // Never rejects, and never waits on the store for longer than a claim may: Hono and the
+          // fetch handler answer only once it is settled. A store that throws, even at once, fails
+          // only the settling: the claim expires on its own.
+          settle: async (handled) => {
+            try {
+              await within(Promise.resolve(handled ? claim.complete(doneMs) : claim.release()), claimTimeout)
+            } catch (error) {
               console.error(`${packageName}: a delivery's claim could not be settled; it expires on its own.`, error)
-            }),
+            }
+          },
         }
       }
     }
@@ -122,23 +130,41 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
  * for it; left alone it would turn every retry away with 409 until `processingTtl`.
  */
 function claimWithin(store: DedupeStore, key: string, ttlMs: number, timeoutMs: number, packageName: string): Promise<ClaimResult> {
-  const claiming = store.claim(key, ttlMs)
-  return new Promise((resolve, reject) => {
-    let late = false
-    const timer = setTimeout(() => {
-      late = true
-      reject(new Error(`the dedupe store did not answer a claim within ${timeoutMs} ms`))
-    }, timeoutMs)
+  const claiming = Promise.resolve(store.claim(key, ttlMs))
+  return within(claiming, timeoutMs).catch((error: unknown) => {
     claiming.then(
       (found) => {
-        if (!late) {
-          clearTimeout(timer)
-          resolve(found)
-        } else if (found.state === 'claimed') {
-          found.claim.release().catch((error: unknown) => {
-            console.error(`${packageName}: a delivery's claim that came too late could not be released; it expires on its own.`, error)
+        if (found?.state !== 'claimed') return
+        // A store that throws at once fails the same way as one that rejects.
+        Promise.resolve()
+          .then(() => found.claim.release())
+          .catch((cause: unknown) => {
+            console.error(`${packageName}: a delivery's claim that came too late could not be released; it expires on its own.`, cause)
           })
-        }
+      },
+      () => {},
+    )
+    throw error
+  })
+}
+
+/** A claim as the interface promises it; anything else is a store that failed. */
+function checkedClaim(found: ClaimResult): ClaimResult {
+  const state = (found as { state?: unknown } | null | undefined)?.state
+  if (state === 'done' || (state === 'processing' && typeof (found as { retryAfterMs?: unknown }).retryAfterMs === 'number')) return found
+  const claim = (found as { claim?: Partial<Claim> }).claim
+  if (state === 'claimed' && typeof claim?.complete === 'function' && typeof claim.release === 'function') return found
+  throw new TypeError('the dedupe store answered a claim with neither claimed, processing nor done')
+}
+
+/** `work`, or a rejection once `timeoutMs` has passed without it settling. */
+function within<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the dedupe store did not answer within ${timeoutMs} ms`)), timeoutMs)
+    work.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
       },
       (error: unknown) => {
         clearTimeout(timer)

@@ -57,7 +57,7 @@ export async function verifySignature(
 export type CanonicalForm = 'service' | 'unicode' | 'gson'
 
 /** The form a signature matched; for a compatibility form, also its text (the delivery's fingerprint is its hash). */
-export type SignatureMatch = { form: 'service' } | { form: 'unicode' | 'gson'; text: Uint8Array }
+export type SignatureMatch = { form: 'service' } | { form: 'unicode' | 'gson'; text: Uint8Array; key: number }
 
 /** {@link verifySignature}, saying which form matched: `undefined` when none did. */
 export async function matchSignature(
@@ -105,10 +105,12 @@ export async function matchCompatibilityForms(
 ): Promise<SignatureMatch | undefined> {
   if (unicodeWhitespace) {
     const text = stripUnicodeWhitespace(raw)
-    if (text !== undefined && matchesAny(await backend.hmac(keys, text), expected)) return { form: 'unicode', text }
+    const key = text === undefined ? -1 : matchingKey(await backend.hmac(keys, text), expected)
+    if (key >= 0) return { form: 'unicode', text: text as Uint8Array, key }
   }
   const escaped = gsonCandidate(raw)
-  if (escaped !== undefined && matchesAny(await backend.hmac(keys, escaped), expected)) return { form: 'gson', text: escaped }
+  const key = escaped === undefined ? -1 : matchingKey(await backend.hmac(keys, escaped), expected)
+  if (key >= 0) return { form: 'gson', text: escaped as Uint8Array, key }
   return undefined
 }
 
@@ -142,8 +144,15 @@ const GSON_UNESCAPED = [0x3c, 0x3e, 0x26, 0x3d, 0x27]
 
 /** Whether any digest (one per secret) is any value the header holds. */
 export function matchesAny(digests: readonly Uint8Array[], expected: readonly Uint8Array[]): boolean {
-  for (const digest of digests) for (const candidate of expected) if (timingSafeEqual(digest, candidate)) return true
-  return false
+  return matchingKey(digests, expected) >= 0
+}
+
+/** Which digest (one per secret, so which secret) is a value the header holds; -1 for none. */
+export function matchingKey(digests: readonly Uint8Array[], expected: readonly Uint8Array[]): number {
+  for (let key = 0; key < digests.length; key++) {
+    for (const candidate of expected) if (timingSafeEqual(digests[key] as Uint8Array, candidate)) return key
+  }
+  return -1
 }
 
 /** The 32-byte digests a header holds; values that are not 64 hex digits are dropped. */

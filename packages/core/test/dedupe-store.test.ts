@@ -141,9 +141,26 @@ describe('memoryDedupeStore', () => {
 
     it('defaults to 10 000 fingerprints', async () => {
       const { store } = clocked()
-      for (let i = 0; i <= 10_000; i++) await claimed(store, `k${i}`, 60_000)
-      expect((await store.claim('k1', 60_000)).state).toBe('processing')
+      for (let i = 0; i <= 10_000; i++) await (await claimed(store, `k${i}`, 60_000)).complete()
+      expect((await store.claim('k1', 60_000)).state).toBe('done')
       expect((await store.claim('k0', 60_000)).state).toBe('claimed')
+    })
+
+    it('never drops a claim whose handler still runs: a flood of other deliveries makes room from the handled ones', async () => {
+      const { store } = clocked({ maxEntries: 3 })
+      await claimed(store, 'running', 60_000)
+      for (const key of ['a', 'b', 'c', 'd', 'e']) await (await claimed(store, key, 60_000)).complete()
+      expect((await store.claim('running', 60_000)).state).toBe('processing')
+    })
+
+    it('refuses a new claim while every entry is a claim being handled, and takes it once one expires', async () => {
+      const { time, store } = clocked({ maxEntries: 2 })
+      await claimed(store, 'a', 1000)
+      await claimed(store, 'b', 60_000)
+      await expect(store.claim('c', 60_000)).rejects.toThrow('the in-memory dedupe store holds 2 deliveries being handled, its maxEntries')
+      time.now += 1000
+      expect((await store.claim('c', 60_000)).state).toBe('claimed')
+      expect((await store.claim('b', 60_000)).state).toBe('processing')
     })
   })
 

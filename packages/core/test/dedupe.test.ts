@@ -1,6 +1,7 @@
 import {
   type ClaimResult,
   createReceiver,
+  type DedupeStore,
   type IncomingRequest,
   memoryDedupeStore,
   sign,
@@ -193,17 +194,20 @@ describe('dedupe key', () => {
     expect(await handle(receiver, await signed(secrets['/hooks/b'] as string, PRETTY, '/hooks/b'))).toBe('duplicate')
   })
 
-  it('keeps two addresses with their own secrets apart in one store, and a rotation still one delivery', async () => {
+  it('keeps two addresses with their own secrets apart in one store, and one signing secret one scope while the set changes around it', async () => {
     const store = shared()
     const first = createReceiver({ auth: { mode: 'secret', secret: 'whsec-address-one' }, dedupe: { store } })
     const second = createReceiver({ auth: { mode: 'secret', secret: 'whsec-address-two' }, dedupe: { store } })
     expect(await handle(first, await signed('whsec-address-one'))).toBe('ran')
     expect(await handle(second, await signed('whsec-address-two'))).toBe('ran')
-    // Rotating: the same set in another order, the retry signed with the new secret.
-    const rotating = createReceiver({ auth: { mode: 'secret', secret: ['whsec-new', 'whsec-old'] }, dedupe: { store } })
-    const rotated = createReceiver({ auth: { mode: 'secret', secret: ['whsec-old', 'whsec-new'] }, dedupe: { store } })
-    expect(await handle(rotating, await signed('whsec-old'))).toBe('ran')
-    expect(await handle(rotated, await signed('whsec-new'))).toBe('duplicate')
+    // Rotating as the README says: the receiver's set changes around one signing secret.
+    const before = createReceiver({ auth: { mode: 'secret', secret: 'whsec-old' }, dedupe: { store } })
+    const during = createReceiver({ auth: { mode: 'secret', secret: ['whsec-new', 'whsec-old'] }, dedupe: { store } })
+    expect(await handle(before, await signed('whsec-old'))).toBe('ran')
+    expect(await handle(during, await signed('whsec-old'))).toBe('duplicate')
+    expect(await handle(during, await signed('whsec-new', PRETTY))).toBe('ran')
+    const after = createReceiver({ auth: { mode: 'secret', secret: 'whsec-new' }, dedupe: { store } })
+    expect(await handle(after, await signed('whsec-new'))).toBe('duplicate')
   })
 
   it('keeps two Basic addresses, the users one Basic verify accepts, and two unauthenticated addresses apart in one store', async () => {
@@ -218,6 +222,8 @@ describe('dedupe key', () => {
     expect(await handle(none, post('/hooks/one'))).toBe('ran')
     expect(await handle(none, post('/hooks/two'))).toBe('ran')
     expect(await handle(none, post('/hooks/two?retry=1'))).toBe('duplicate')
+    for (const variant of ['/hooks/two/', '/HOOKS/Two', '/hooks/two//'])
+      expect(await handle(none, post(variant)), variant).toBe('duplicate')
     const byVerify = createReceiver({ auth: { mode: 'basic', verify: (user) => user.startsWith('tenant-') }, dedupe: { store } })
     const asUser = (user: string) => post('/hooks', { authorization: `Basic ${btoa(`${user}:pw`)}` })
     expect(await handle(byVerify, asUser('tenant-a'))).toBe('ran')
@@ -290,5 +296,61 @@ describe('dedupe key', () => {
     expect(new TextDecoder().decode(first.delivery.rawBody)).not.toContain(fresh)
     const retry = await receiver.verify(await form(fresh))
     expect(retry.ok || JSON.parse(retry.response.body)).toEqual({ duplicate: true, fingerprint: first.delivery.fingerprint })
+  })
+})
+
+describe('dedupe with a store that breaks its interface', () => {
+  const claimedWith = (claim: Partial<Record<'complete' | 'release', () => unknown>>): DedupeStore => ({
+    claim: async () => ({ state: 'claimed', claim: { complete: async () => {}, release: async () => {}, ...claim } as never }),
+  })
+
+  it.each([
+    ['an unknown state', { claim: async () => ({ state: 'maybe' }) as never }],
+    ['nothing', { claim: async () => undefined as never }],
+    ['a claim without its methods', { claim: async () => ({ state: 'claimed' }) as never }],
+    [
+      'a throw at once',
+      {
+        claim: () => {
+          throw new Error('boom')
+        },
+      },
+    ],
+  ] as [string, DedupeStore][])('answers 503 store_unavailable, never a run, for a claim answered with %s', async (_, store) => {
+    const result = await receiverWith({ store }).verify(await delivery())
+    expect(result.ok || [result.response.status, result.error?.code]).toEqual([503, 'store_unavailable'])
+  })
+
+  it('bounds a Retry-After the store cannot say to processingTtl', async () => {
+    for (const retryAfterMs of [Number.NaN, Number.MAX_VALUE, Number.POSITIVE_INFINITY]) {
+      const store: DedupeStore = { claim: async () => ({ state: 'processing', retryAfterMs }) }
+      const result = await receiverWith({ store, processingTtl: 60 }).verify(await delivery())
+      expect(result.ok || result.response.headers['retry-after'], String(retryAfterMs)).toBe('60')
+    }
+  })
+
+  it('settles without rejecting, and within claimTimeout, whatever complete() and release() do', async () => {
+    const report = vi.spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      for (const method of ['complete', 'release'] as const) {
+        for (const behaviour of [
+          () => {
+            throw new Error('at once')
+          },
+          () => new Promise(() => {}),
+          () => Promise.reject(new Error('later')),
+        ]) {
+          const receiver = receiverWith({ store: claimedWith({ [method]: behaviour }), claimTimeout: 50 })
+          const result = await receiver.verify(await delivery())
+          if (!result.ok || result.settle === undefined) throw new Error('expected a claimed delivery')
+          const started = performance.now()
+          await expect(result.settle(method === 'complete')).resolves.toBeUndefined()
+          expect(performance.now() - started).toBeLessThan(2000)
+        }
+      }
+      expect(report).toHaveBeenCalledTimes(6)
+    } finally {
+      report.mockRestore()
+    }
   })
 })
