@@ -54,6 +54,14 @@ export const SECURITY_FILES: readonly string[] = [
   'request.ts',
   'options.ts',
   'bytes.ts',
+  // What a refused body's rest costs, and whether its connection is kept.
+  'drain.ts',
+  // Each delivery once: what a delivery is (its fingerprint), whose it is (the key's scope), and
+  // the claim that keeps a second run out.
+  'fingerprint.ts',
+  'dedupe.ts',
+  'dedupe-key.ts',
+  'dedupe-store.ts',
 ].map((file) => `${CORE_SRC}/${file}`)
 
 /** The score the security files are to reach. */
