@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream'
+import { DRAIN_MAX_BYTES } from '@hookguard/core'
 import {
   type FastifyWebhookOptions,
   logSerializers,
@@ -215,7 +216,13 @@ describe("onError: 'throw'", () => {
 
   it("keeps Connection: close in Fastify's answer to a body it did not read", async () => {
     const target = await build({ auth: { mode: 'none' }, maxBodySize: 10, onError: 'throw' })
-    const reply = await inject(target, { path: '/hooks', headers: JSON_TYPE, body: '{"text":"over ten bytes"}' })
+    // Declared past what a refusal drains: refused unread.
+    const declared = String(10 + DRAIN_MAX_BYTES + 1)
+    const reply = await inject(target, {
+      path: '/hooks',
+      headers: { ...JSON_TYPE, 'content-length': declared },
+      body: '{"text":"over ten bytes"}',
+    })
     expect(reply.statusCode).toBe(413)
     expect(reply.json()).toMatchObject({ code: 'payload_too_large' })
     expect(reply.headers.connection).toBe('close')
