@@ -1,13 +1,14 @@
 // Receives the service's signed webhooks on POST /webhooks.
 // Run: WEBHOOK_SECRET=… pnpm --filter examples fastify
-import { logSerializers, notFoundHandler, requireWebhook, webhook } from '@hookguard/fastify'
+import { frameworkErrors, logSerializers, notFoundHandler, requireWebhook, webhook } from '@hookguard/fastify'
 import Fastify from 'fastify'
 
 const secret = process.env.WEBHOOK_SECRET
 if (!secret) throw new Error('Set WEBHOOK_SECRET to the signing secret from the service settings.')
 
-// The request log writes URLs without credentials (an OAuth token travels in the query).
-const app = Fastify({ logger: { serializers: logSerializers } })
+// The request log writes URLs without credentials (an OAuth token travels in the query), and
+// frameworkErrors answers a URL that is no valid percent-encoding without quoting it.
+const app = Fastify({ frameworkErrors, logger: { serializers: logSerializers } })
 // Fastify's own 404 writes and answers the URL as received, query and all.
 app.setNotFoundHandler(notFoundHandler)
 

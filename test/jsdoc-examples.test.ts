@@ -31,7 +31,7 @@ declare const appSecret: string`,
 import { tokenEndpoint, webhook } from '@hookguard/express'
 const app = express()`,
   fastify: `import Fastify from 'fastify'
-import { logSerializers, notFoundHandler, requireWebhook, tokenEndpoint, webhook } from '@hookguard/fastify'
+import { frameworkErrors, logSerializers, notFoundHandler, requireWebhook, tokenEndpoint, webhook } from '@hookguard/fastify'
 const app = Fastify()`,
   koa: `import Router from '@koa/router'
 import { tokenEndpoint, webhook } from '@hookguard/koa'

@@ -69,11 +69,12 @@ const handler = () => new Response(null, { status: 204 })
   },
   'fastify-app': {
     env: 'node',
-    description: 'a Fastify app `app` whose logger and not-found handler hide credentials, and a `handler` that answers 204',
-    preamble: `import { logSerializers, notFoundHandler, requireWebhook, tokenEndpoint, webhook } from '@hookguard/fastify'
+    description:
+      'a Fastify app `app` whose logger, not-found handler and framework errors hide credentials, and a `handler` that answers 204',
+    preamble: `import { frameworkErrors, logSerializers, notFoundHandler, requireWebhook, tokenEndpoint, webhook } from '@hookguard/fastify'
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 
-const app = Fastify({ logger: { serializers: logSerializers } })
+const app = Fastify({ frameworkErrors, logger: { serializers: logSerializers } })
 app.setNotFoundHandler(notFoundHandler)
 const handler = async (_request: FastifyRequest, reply: FastifyReply) => reply.code(204).send()
 `,

@@ -1,9 +1,11 @@
+import { STATUS_CODES } from 'node:http'
 import { createReceiver, type WebhookDelivery, type WebhookOptions } from '@hookguard/core'
 import { checkOnError, type IncomingRequest, urlForLog, type WebhookResponse } from '@hookguard/core/adapter'
 import { nodeRequestHeaders, readNodeBody, settleWhenAnswered } from '@hookguard/core/node'
 import type {
   ContextConfigDefault,
   FastifyBaseLogger,
+  FastifyError,
   FastifyInstance,
   FastifyPluginAsync,
   FastifyReply,
@@ -155,14 +157,15 @@ export function requireWebhook<Payload>(request: { webhook?: FastifyWebhookDeliv
 
 /**
  * A not-found handler for `app.setNotFoundHandler`: Fastify's own answer and log line
- * (`Route GET:/path not found`), with the URL's credentials (`access_token`, `secret`,
- * `client_secret`) left out. Fastify's default writes the URL as received into both, so a
+ * (`Route GET:/path not found`), with the URL fit for a log (`urlForLog`: no `access_token`,
+ * `secret` or `client_secret` in the query, in any case, and the path cut at a `;` or an escaped
+ * `?`). Fastify's default writes the URL as received into both, so a
  * mistyped webhook address logs and echoes the access token, and a mistyped token address the
  * app secret; `logSerializers` cannot reach that line, which is a message, not a field. The line
  * is written at `info`, whatever `disableRequestLogging` or `logController` say.
  *
  * @example
- * const quiet = Fastify({ logger: { serializers: logSerializers } })
+ * const quiet = Fastify({ frameworkErrors, logger: { serializers: logSerializers } })
  * quiet.setNotFoundHandler(notFoundHandler)
  */
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -172,11 +175,48 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): F
 }
 
 /**
+ * Fastify's own answers to the errors of `frameworkErrors`, with the message it gives them less
+ * the URL it quotes. Unlisted codes get their HTTP status's text.
+ */
+const FRAMEWORK_ERRORS: Record<string, { statusCode: number; error: string; message: string }> = {
+  FST_ERR_BAD_URL: { statusCode: 400, error: 'Bad Request', message: 'The URL is not a valid url component' },
+  FST_ERR_MAX_PARAM_LENGTH: { statusCode: 414, error: 'Bad Request', message: 'The URL is exceeding the max param length' },
+  FST_ERR_ASYNC_CONSTRAINT: { statusCode: 500, error: 'Internal Server Error', message: 'Unexpected error from async constraint' },
+}
+
+/**
+ * A handler for Fastify's `frameworkErrors` server option, for the requests its router refuses
+ * before any route or hook: a path that is no valid percent-encoding (`FST_ERR_BAD_URL`, 400),
+ * a parameter over `maxParamLength` (`FST_ERR_MAX_PARAM_LENGTH`, 414), a failed async
+ * constraint. Fastify's default answers them with the URL as received in the message
+ * (`'/webhooks%zz?access_token=…' is not a valid url component`), token or app secret included;
+ * this one answers the same shape (`{ error, code, message, statusCode }`) and logs a line at
+ * `info`, with no URL in either. The request's own log lines go through `logSerializers`. It is a
+ * server option: neither plugin can set it.
+ *
+ * @example
+ * const safe = Fastify({ frameworkErrors, logger: { serializers: logSerializers } })
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const known = FRAMEWORK_ERRORS[error.code]
+  const statusCode =
+    known?.statusCode ?? (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500)
+  const answer = known ?? { error: STATUS_CODES[statusCode] ?? 'Error', message: STATUS_CODES[statusCode] ?? 'Error' }
+  // error.message quotes the URL: neither the line nor the answer takes it.
+  request.log.info({ code: error.code, statusCode }, answer.message)
+  const body =
+    error.code === 'FST_ERR_ASYNC_CONSTRAINT'
+      ? { error: answer.error, message: answer.message, statusCode }
+      : { error: answer.error, code: error.code, message: answer.message, statusCode }
+  return reply.code(statusCode).send(body)
+}
+
+/**
  * Serializers for Fastify's logger that write a request's URL without the credentials a query
- * can carry (`access_token`, `secret`, `client_secret`); otherwise the same fields as Fastify's
+ * can carry (`access_token`, `secret`, `client_secret`), as `notFoundHandler` does; otherwise the same fields as Fastify's
  * own. hookguard's routes use them already; give them to `Fastify({ logger: { serializers } })`
  * for every other route too (a mistyped webhook address still carries the token), with
- * `notFoundHandler` for the 404's own line.
+ * `notFoundHandler` for the 404's own line and `frameworkErrors` for the router's 400.
  */
 export const logSerializers = {
   req(request: FastifyRequest) {

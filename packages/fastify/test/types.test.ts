@@ -3,6 +3,8 @@ import * as adapter from '@hookguard/fastify'
 import {
   type FastifyWebhookDelivery,
   type FastifyWebhookOptions,
+  frameworkErrors,
+  logSerializers,
   notFoundHandler,
   requireWebhook,
   tokenEndpoint,
@@ -20,9 +22,10 @@ interface Order {
 }
 
 describe('@hookguard/fastify', () => {
-  it('exports webhook, tokenEndpoint, requireWebhook, logSerializers, notFoundHandler and WebhookError, nothing else at run time', () => {
+  it('exports webhook, tokenEndpoint, requireWebhook, logSerializers, notFoundHandler, frameworkErrors and WebhookError, nothing else at run time', () => {
     expect(Object.keys(adapter).sort()).toEqual([
       'WebhookError',
+      'frameworkErrors',
       'logSerializers',
       'notFoundHandler',
       'requireWebhook',
@@ -62,6 +65,10 @@ describe('@hookguard/fastify', () => {
   it('takes notFoundHandler where Fastify takes a not-found handler', () => {
     Fastify().setNotFoundHandler(notFoundHandler)
     expectTypeOf(notFoundHandler).parameter(0).toEqualTypeOf<FastifyRequest>()
+  })
+
+  it('takes frameworkErrors where Fastify takes the server option, beside the logger', () => {
+    Fastify({ frameworkErrors, logger: { serializers: logSerializers } })
   })
 
   it('exports WebhookVariables for code that takes a request after webhook()', () => {
