@@ -88,27 +88,27 @@ const NULL = [0x6e, 0x75, 0x6c, 0x6c]
  * `undefined` and every table look-up after it generic. 0 is valid nowhere in a JSON text, so the
  * end stops every scan as such a byte does, and `i === end` tells the two apart.
  */
-const byteAt = (bytes: Uint8Array, i: number): number => (i < bytes.length ? (bytes[i] as number) : 0)
+const byteAt = (bytes: Uint8Array, i: number, end: number): number => (i < end ? (bytes[i] as number) : 0)
 
 /** Where the string whose content starts at `i` ends (past its closing quote), or -1 when it is not a valid JSON string. */
-function endOfString(bytes: Uint8Array, i: number): number {
+function endOfString(bytes: Uint8Array, i: number, end: number): number {
   for (;;) {
     // Plain content, most of any string: one table look-up a byte. Bytes >= 0x80 pass; whether
     // they are UTF-8 is the decoder's question.
-    let b = byteAt(bytes, i)
-    while (STRING_STOP[b] === 0) b = byteAt(bytes, ++i)
+    let b = byteAt(bytes, i, end)
+    while (STRING_STOP[b] === 0) b = byteAt(bytes, ++i, end)
     if (b === QUOTE) return i + 1
     // A control character, or the end.
     if (b !== BACKSLASH) return -1
-    const escaped = byteAt(bytes, i + 1)
+    const escaped = byteAt(bytes, i + 1, end)
     if (SHORT_ESCAPE[escaped] === 1) {
       i += 2
     } else if (
       escaped === 0x75 &&
-      HEX_DIGIT[byteAt(bytes, i + 2)] === 1 &&
-      HEX_DIGIT[byteAt(bytes, i + 3)] === 1 &&
-      HEX_DIGIT[byteAt(bytes, i + 4)] === 1 &&
-      HEX_DIGIT[byteAt(bytes, i + 5)] === 1
+      HEX_DIGIT[byteAt(bytes, i + 2, end)] === 1 &&
+      HEX_DIGIT[byteAt(bytes, i + 3, end)] === 1 &&
+      HEX_DIGIT[byteAt(bytes, i + 4, end)] === 1 &&
+      HEX_DIGIT[byteAt(bytes, i + 5, end)] === 1
     ) {
       i += 6
     } else {
@@ -118,34 +118,34 @@ function endOfString(bytes: Uint8Array, i: number): number {
 }
 
 /** Where the number starting at `i` ends, or -1 when it is not a JSON number (RFC 8259 §6). */
-function endOfNumber(bytes: Uint8Array, i: number): number {
-  let b = byteAt(bytes, i)
-  if (b === 0x2d) b = byteAt(bytes, ++i)
+function endOfNumber(bytes: Uint8Array, i: number, end: number): number {
+  let b = byteAt(bytes, i, end)
+  if (b === 0x2d) b = byteAt(bytes, ++i, end)
   if (b === 0x30) {
-    b = byteAt(bytes, ++i)
+    b = byteAt(bytes, ++i, end)
   } else if (DIGIT[b] === 1) {
-    do b = byteAt(bytes, ++i)
+    do b = byteAt(bytes, ++i, end)
     while (DIGIT[b] === 1)
   } else {
     return -1
   }
   if (b === 0x2e) {
-    if (DIGIT[byteAt(bytes, ++i)] !== 1) return -1
-    do b = byteAt(bytes, ++i)
+    if (DIGIT[byteAt(bytes, ++i, end)] !== 1) return -1
+    do b = byteAt(bytes, ++i, end)
     while (DIGIT[b] === 1)
   }
   if ((b | 0x20) === 0x65) {
-    b = byteAt(bytes, ++i)
-    if (b === 0x2b || b === 0x2d) b = byteAt(bytes, ++i)
+    b = byteAt(bytes, ++i, end)
+    if (b === 0x2b || b === 0x2d) b = byteAt(bytes, ++i, end)
     if (DIGIT[b] !== 1) return -1
-    while (DIGIT[byteAt(bytes, ++i)] === 1);
+    while (DIGIT[byteAt(bytes, ++i, end)] === 1);
   }
   return i
 }
 
-function endOfLiteral(bytes: Uint8Array, i: number): number {
-  const literal = byteAt(bytes, i) === 0x74 ? TRUE : byteAt(bytes, i) === 0x66 ? FALSE : NULL
-  for (let k = 1; k < literal.length; k++) if (byteAt(bytes, i + k) !== literal[k]) return -1
+function endOfLiteral(bytes: Uint8Array, i: number, end: number): number {
+  const literal = byteAt(bytes, i, end) === 0x74 ? TRUE : byteAt(bytes, i, end) === 0x66 ? FALSE : NULL
+  for (let k = 1; k < literal.length; k++) if (byteAt(bytes, i + k, end) !== literal[k]) return -1
   return i + literal.length
 }
 
@@ -161,35 +161,50 @@ function endOfLiteral(bytes: Uint8Array, i: number): number {
 export function isJsonText(input: Uint8Array, maxDepth: number): boolean {
   const bytes = plain(input)
   const end = bytes.length
+  // The module's tables and constants as locals: V8 reads a module binding through its context,
+  // with a check that it is initialised, each time (a few HMACs' worth over 1 MiB of brackets).
+  const whitespace = WHITESPACE
+  const starts = VALUE_START
+  const [string, number, literal, container, inObject, inArray, comma] = [STRING, NUMBER, LITERAL, CONTAINER, IN_OBJECT, IN_ARRAY, COMMA]
+  const [openObject, openArray, closeObject, closeArray] = [OPEN_OBJECT, OPEN_ARRAY, CLOSE_OBJECT, CLOSE_ARRAY]
   // Whether each open level is an object or an array; a level needs at least one byte.
   const open = new Uint8Array(Math.min(maxDepth, end) + 1)
   let depth = 0
   let i = 0
   value: for (;;) {
-    while (WHITESPACE[byteAt(bytes, i)] === 1) i++
-    switch (VALUE_START[byteAt(bytes, i)]) {
-      case STRING:
-        i = endOfString(bytes, i + 1)
+    while (whitespace[byteAt(bytes, i, end)] === 1) i++
+    switch (starts[byteAt(bytes, i, end)]) {
+      case string:
+        i = endOfString(bytes, i + 1, end)
         break
-      case NUMBER:
-        i = endOfNumber(bytes, i)
+      case number:
+        i = endOfNumber(bytes, i, end)
         break
-      case LITERAL:
-        i = endOfLiteral(bytes, i)
+      case literal:
+        i = endOfLiteral(bytes, i, end)
         break
-      case CONTAINER: {
-        const kind = byteAt(bytes, i) === OPEN_OBJECT ? IN_OBJECT : IN_ARRAY
+      case container: {
+        const kind = byteAt(bytes, i, end) === openObject ? inObject : inArray
         if (++depth > maxDepth) return false
         i++
-        while (WHITESPACE[byteAt(bytes, i)] === 1) i++
-        if (byteAt(bytes, i) === (kind === IN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
+        while (whitespace[byteAt(bytes, i, end)] === 1) i++
+        if (byteAt(bytes, i, end) === (kind === inObject ? closeObject : closeArray)) {
           depth--
           i++
           break
         }
         open[depth] = kind
-        if (kind === IN_ARRAY) continue value
-        i = keyAt(bytes, i)
+        if (kind !== inObject) {
+          // A run of arrays opening, without going round the loop for each: each one followed by
+          // another is not empty. The last is left to the loop, which tells `[]` from `[1`.
+          while (byteAt(bytes, i, end) === openArray && byteAt(bytes, i + 1, end) === openArray) {
+            if (++depth > maxDepth) return false
+            open[depth] = inArray
+            i++
+          }
+          continue value
+        }
+        i = keyAt(bytes, i, end)
         if (i < 0) return false
         continue value
       }
@@ -199,33 +214,38 @@ export function isJsonText(input: Uint8Array, maxDepth: number): boolean {
     if (i < 0) return false
     // After a value: a comma and the next one, or the end of the level.
     for (;;) {
-      while (WHITESPACE[byteAt(bytes, i)] === 1) i++
+      while (whitespace[byteAt(bytes, i, end)] === 1) i++
       if (depth === 0) return i === end
-      const b = byteAt(bytes, i)
+      const b = byteAt(bytes, i, end)
       const kind = open[depth]
-      if (b === COMMA) {
+      if (b === comma) {
         i++
-        if (kind === IN_OBJECT) {
-          while (WHITESPACE[byteAt(bytes, i)] === 1) i++
-          i = keyAt(bytes, i)
+        if (kind === inObject) {
+          while (whitespace[byteAt(bytes, i, end)] === 1) i++
+          i = keyAt(bytes, i, end)
           if (i < 0) return false
         }
         continue value
       }
-      if (b !== (kind === IN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) return false
+      if (b !== (kind === inObject ? closeObject : closeArray)) return false
       depth--
       i++
+      // A run of arrays closing, likewise.
+      while (depth > 0 && open[depth] === inArray && byteAt(bytes, i, end) === closeArray) {
+        depth--
+        i++
+      }
     }
   }
 }
 
 /** Past the key that starts at `i` and its colon, or -1. */
-function keyAt(bytes: Uint8Array, i: number): number {
-  if (byteAt(bytes, i) !== QUOTE) return -1
-  i = endOfString(bytes, i + 1)
+function keyAt(bytes: Uint8Array, i: number, end: number): number {
+  if (byteAt(bytes, i, end) !== QUOTE) return -1
+  i = endOfString(bytes, i + 1, end)
   if (i < 0) return -1
-  while (WHITESPACE[byteAt(bytes, i)] === 1) i++
-  return byteAt(bytes, i) === COLON ? i + 1 : -1
+  while (WHITESPACE[byteAt(bytes, i, end)] === 1) i++
+  return byteAt(bytes, i, end) === COLON ? i + 1 : -1
 }
 
 /**

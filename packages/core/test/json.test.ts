@@ -115,6 +115,12 @@ describe('isJsonText', () => {
     '[\n\r\t]',
     '\v[]',
     '1e1000',
+    '[[[]]]',
+    '[[[ ]]]',
+    '[[[1],[[]]],[]]',
+    '[[[]]]]',
+    '[[[]],',
+    '[[{"a":[[]]}]]',
     '[1,\n2]',
     '"\u0000"',
   ]) {
@@ -152,5 +158,6 @@ describe('isJsonText', () => {
     }
     expect(parseJson(new Uint8Array([0x22, 0xff, 0x22]), 1000, true)).toBeUndefined()
     expect(parseJson(encode(`${'['.repeat(6)}${']'.repeat(6)}`), 5, true)).toBeUndefined()
+    expect(parseJson(encode(`${'['.repeat(5)}${']'.repeat(5)}`), 5, true)).toEqual(parseJson(encode(`${'['.repeat(5)}${']'.repeat(5)}`), 5))
   })
 })
