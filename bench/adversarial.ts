@@ -58,7 +58,7 @@ export interface HostileBody extends Sample {
 }
 
 /** The shapes `verifySignature` is measured on: the ones built against its fallback forms, and two ordinary deliveries. */
-const SIGNATURE_SHAPES = ['lt', 'escapes', 'u2028', 'u3000', 'spaces', 'mix', 'compact', 'pretty'] as const
+const SIGNATURE_SHAPES = ['lt', 'escapes', 'u2028', 'u3000', 'spaces', 'mix', 'lt-u3000', 'compact', 'pretty'] as const
 
 export function hostileBodies(): HostileBody[] {
   return SIGNATURE_SHAPES.map((id) => bodyOf(hostileShape(id)))

@@ -107,6 +107,7 @@ export const HOSTILE_SHAPES: readonly HostileShape[] = [
   { id: 'u3000', label: 'all U+3000', hostile: true, build: (size) => repeated('\u3000', size) },
   { id: 'spaces', label: 'all spaces', hostile: true, build: (size) => repeated(' ', size) },
   { id: 'mix', label: 'a mix of escapes, Unicode and Java whitespace, letters', hostile: true, build: mix },
+  { id: 'lt-u3000', label: '`<`, U+3000 and spaces, at random', hostile: true, build: ltAndSpaces },
   { id: 'fields', label: 'form: many distinct fields', hostile: true, build: (size) => parts(size, (i) => `f${i.toString(36)}=1`) },
   { id: 'repeated', label: 'form: one field repeated', hostile: true, build: (size) => parts(size, () => 'a=1') },
   {
@@ -118,6 +119,18 @@ export const HOSTILE_SHAPES: readonly HostileShape[] = [
   { id: 'keys', label: 'JSON: many distinct keys', hostile: true, build: keys },
   { id: 'repeated-keys', label: 'JSON: one key repeated', hostile: true, build: (size) => framed('{"a":0', ',"a":0', '}', size) },
   { id: 'nested', label: `JSON: nesting ${MAX_DEPTH} deep, as deep as maxDepth allows`, hostile: true, build: nestedWithin },
+  {
+    id: 'nested-broken',
+    label: `JSON: nesting ${MAX_DEPTH} deep, broken at the last byte`,
+    hostile: true,
+    build: (size) => brokenAtTheEnd(nestedWithin(size)),
+  },
+  {
+    id: 'objects-broken',
+    label: 'JSON: an array of small objects, broken at the last byte',
+    hostile: true,
+    build: (size) => framed('[', '{"a":0},', '{}x', size),
+  },
   { id: 'too-deep', label: `JSON: a string of brackets, then nesting past maxDepth`, hostile: true, build: nestedPast },
   { id: 'long-string', label: 'JSON: one long string', hostile: true, build: (size) => framed('{"a":"', 'x', '"}', size, 'x') },
   {
@@ -127,6 +140,26 @@ export const HOSTILE_SHAPES: readonly HostileShape[] = [
     build: (size) => framed('["', '\\u00e9', '"]', size, 'x'),
   },
 ]
+
+/** `body` with its last byte made `x`: JSON up to there, then not (what mode `none` refuses last). */
+function brokenAtTheEnd(body: Uint8Array): Uint8Array {
+  body[body.length - 1] = 0x78
+  return body
+}
+
+/** `<`, U+3000 and ASCII spaces in a seeded random order: the Unicode-whitespace form at its dearest. */
+function ltAndSpaces(size: number): Uint8Array {
+  const units = ['<', '\u3000', ' '].map((unit) => encoder.encode(unit))
+  const next = random(size)
+  const out = new Uint8Array(size).fill(0x20)
+  for (let n = 0; ; ) {
+    const unit = units[Math.floor(next() * units.length)] as Uint8Array
+    if (n + unit.length > size) break
+    out.set(unit, n)
+    n += unit.length
+  }
+  return out
+}
 
 /** A JSON object with as many distinct keys as fit. */
 function keys(size: number): Uint8Array {

@@ -11,7 +11,7 @@ import { containsAnyByte } from './bytes.ts'
  *
  * Candidates, in the order the verifier tries them, each only when the ones before failed:
  * 1. the service's own form: Java's six removed (the body itself when it has none);
- * 2. only with `unicodeWhitespace: true`: every Unicode whitespace removed ({@link stripUnicodeWhitespace});
+ * 2. only with `unicodeWhitespace: true`: every Unicode whitespace removed, for bodies up to 64 KiB ({@link unicodeCandidate});
  * 3. Gson's HTML escapes applied, Java's six removed, for bodies up to 64 KiB ({@link gsonCandidate}).
  * Each later candidate is made only where it differs from the first, and is bounded in size, so an
  * unauthenticated request costs a small multiple of one HMAC over its body, whatever it holds.
@@ -92,6 +92,22 @@ export function stripUnicodeWhitespace(input: Uint8Array): Uint8Array | undefine
   }
   return out.subarray(0, n)
 }
+
+/**
+ * Candidate 2 (only with `unicodeWhitespace: true`): {@link stripUnicodeWhitespace}, for bodies up
+ * to {@link MAX_UNICODE_FALLBACK_BODY}.
+ */
+export function unicodeCandidate(body: Uint8Array): Uint8Array | undefined {
+  return body.length > MAX_UNICODE_FALLBACK_BODY ? undefined : stripUnicodeWhitespace(body)
+}
+
+/**
+ * The largest body the Unicode-whitespace fallback is tried on, as the Gson one is bounded: its
+ * form is a JavaScript pass over every byte whose kind a hostile body changes at random, about ten
+ * HMACs of the same bytes (a 1 MiB mix of `<`, U+3000 and spaces: 12.5× one HMAC in all before the
+ * bound), and the senders it is for send deliveries of a few KiB (docs/benchmarks.md).
+ */
+export const MAX_UNICODE_FALLBACK_BODY = 64 * 1024
 
 /** Gson's default HTML-safe escapes: `< > & = '` as `\u003c`…, and U+2028/U+2029 (`E2 80 A8/A9`). */
 const GSON_HEX = new Map([

@@ -1,6 +1,6 @@
 import { backend } from '#crypto'
 import { containsAnyByte, fromHex, toBytes, toHex } from './bytes.ts'
-import { gsonCandidate, stripUnicodeWhitespace } from './canonical.ts'
+import { gsonCandidate, unicodeCandidate } from './canonical.ts'
 import { timingSafeEqual } from './constant-time.ts'
 import type { HmacKey } from './crypto/types.ts'
 import { keyFor } from './hmac-keys.ts'
@@ -104,7 +104,7 @@ export async function matchCompatibilityForms(
   unicodeWhitespace: boolean,
 ): Promise<SignatureMatch | undefined> {
   if (unicodeWhitespace) {
-    const text = stripUnicodeWhitespace(raw)
+    const text = unicodeCandidate(raw)
     const key = text === undefined ? -1 : matchingKey(await backend.hmac(keys, text), expected)
     if (key >= 0) return { form: 'unicode', text: text as Uint8Array, key }
   }

@@ -1,5 +1,6 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { nestsDeeperThan, parseJson } from '../src/json.ts'
+import { isJsonText, nestsDeeperThan, parseJson } from '../src/json.ts'
 
 const encode = (text: string) => new TextEncoder().encode(text)
 
@@ -58,5 +59,105 @@ describe('nestsDeeperThan', () => {
 describe('a body with a byte order mark', () => {
   it('is refused alike on every build, since JSON text must not begin with one (RFC 8259 §8.1)', () => {
     expect(parseJson(encode('\uFEFF{"a":1}'), 1000)).toBeUndefined()
+  })
+})
+
+describe('isJsonText', () => {
+  const byParse = (text: string, maxDepth: number) => {
+    try {
+      JSON.parse(text)
+      return !nestsDeeperThan(encode(text), maxDepth)
+    } catch {
+      return false
+    }
+  }
+
+  for (const text of [
+    '',
+    ' ',
+    '0',
+    '-0',
+    '-',
+    '01',
+    '1.',
+    '1.5e',
+    '1E+5',
+    '1e-5',
+    '.5',
+    '+1',
+    'true',
+    'tru',
+    'nulll',
+    ' [ ] ',
+    '[,]',
+    '[1,]',
+    '{"a":1,}',
+    '{"a" : 1 , "b":[{}]}',
+    '{1:2}',
+    '"\\u00e9"',
+    '"\\u00g9"',
+    '"\\x"',
+    '"a\tb"',
+    '"\u007f"',
+    '\ufeff{}',
+    '{}x',
+    '[]]',
+    '[[]',
+    '"\\/"',
+    '{"a"}',
+    '{"a":}',
+    '\u00a0[]',
+    '[1 2]',
+    '"\u2028"',
+    '[-]',
+    '[0e]',
+    '{"":""}',
+    '[\n\r\t]',
+    '\v[]',
+    '1e1000',
+    '[[[]]]',
+    '[[[ ]]]',
+    '[[[1],[[]]],[]]',
+    '[[[]]]]',
+    '[[[]],',
+    '[[{"a":[[]]}]]',
+    '[1,\n2]',
+    '"\u0000"',
+  ]) {
+    it(`says what JSON.parse says of ${JSON.stringify(text)}`, () => {
+      expect(isJsonText(encode(text), 1000)).toBe(byParse(text, 1000))
+    })
+  }
+
+  it('agrees with JSON.parse and the depth limit on texts made of JSON tokens', () => {
+    const token = fc.constantFrom(...'{}[]",:0123456789-+.eEtrufalsn \t\n\r\\/ubx\u00e9\u3000'.split(''))
+    fc.assert(
+      fc.property(
+        fc.array(token, { maxLength: 30 }).map((tokens) => tokens.join('')),
+        (text) => isJsonText(encode(text), 3) === byParse(text, 3),
+      ),
+      { numRuns: 20_000 },
+    )
+  })
+
+  it('agrees with JSON.parse on JSON values and on them with a character changed', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.nat(), fc.string({ unit: 'grapheme-ascii', maxLength: 2 }), (value, at, inserted) => {
+        const text = JSON.stringify(value, null, at % 3)
+        const position = at % (text.length + 1)
+        const changed = text.slice(0, position) + inserted + text.slice(position + (at % 2))
+        return isJsonText(encode(text), 4) === byParse(text, 4) && isJsonText(encode(changed), 4) === byParse(changed, 4)
+      }),
+      { numRuns: 5_000 },
+    )
+  })
+
+  it('refuses in parseJson, untrusted, what JSON.parse refuses, and parses the rest alike', () => {
+    for (const text of ['{"a":[1,2,{"b":null}]}', '{"a":[1,2,{"b":null}]}x', '"\\ud800"', '[1e400]']) {
+      expect(parseJson(encode(text), 1000, true)).toEqual(parseJson(encode(text), 1000))
+    }
+    expect(parseJson(new Uint8Array([0x22, 0xff, 0x22]), 1000, true)).toBeUndefined()
+    expect(parseJson(encode(`${'['.repeat(6)}${']'.repeat(6)}`), 5, true)).toBeUndefined()
+    expect(parseJson(encode(`${'['.repeat(5)}${']'.repeat(5)}`), 5, true)).toEqual(parseJson(encode(`${'['.repeat(5)}${']'.repeat(5)}`), 5))
   })
 })
