@@ -244,6 +244,33 @@ describe.each(serverFactories)('$name', (factory) => {
     )
   })
 
+  describe('after an early 401, for a sender that stops sending its body', () => {
+    const noCredentials: Lines = []
+    it.each([
+      {
+        framing: 'declared with Content-Length, 10 of 100 000 bytes sent',
+        lines: [['Content-Length', '100000']] as Lines,
+        body: bodyStart(10),
+      },
+      { framing: 'chunked, one chunk sent', lines: [['Transfer-Encoding', 'chunked']] as Lines, body: chunked([bodyStart(5)], false) },
+    ])(
+      `answers 401 with Connection: close once no byte came for ${DRAIN_IDLE_MS} ms, within the limit too, and closes ($framing)`,
+      async ({ lines, body }) => {
+        const { app, connection } = await connected(factory, basic())
+        const started = Date.now()
+        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...noCredentials, ...lines]), body)
+        const reply = await firstAnswer(connection)
+        expectRefusal(reply, 401, 'missing_credentials')
+        expect(Date.now() - started, 'answered at the idle bound, not at a framework timeout').toBeLessThan(DRAIN_IDLE_MS + 1500)
+        expect(await aftermath(connection, reply, [await delivery(basic())]), 'what became of the connection').toEqual({
+          outcome: 'closed',
+        })
+        expect(app.handled()).toBe(0)
+      },
+      TEST_TIMEOUT,
+    )
+  })
+
   describe('after an early 401 for a body over maxBodySize', () => {
     const wrongPassword: Lines = [['Authorization', formatBasicAuthorization(BASIC.username, 'wrong horse')]]
     it.each([

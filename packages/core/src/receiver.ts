@@ -241,23 +241,36 @@ class Delivery<Payload> implements WebhookDelivery<Payload> {
  * the authenticator, and each async call more costs it an allocation (see docs/benchmarks.md,
  * notes); every refusal, thrown here or by the adapter's reader, still arrives as a rejection.
  */
-function bodyReader(incoming: IncomingRequest, req: WebhookRequest, maxBodySize: number): () => Promise<Uint8Array> {
+/**
+ * Reads the body at most once, within `maxBodySize`; or, once a request is refused before its body
+ * was read, `discard()` reads it only to throw it away (a limit of nothing, so within the drain's
+ * bounds in bytes, time and idleness from the first byte, and nothing kept): an unauthenticated
+ * sender that trickles its body, or stops, holds neither memory nor the connection past them.
+ */
+type BodyReader = (() => Promise<Uint8Array>) & { discard(): Promise<Uint8Array> }
+
+function bodyReader(incoming: IncomingRequest, req: WebhookRequest, maxBodySize: number): BodyReader {
   let body: Promise<Uint8Array> | undefined
-  return () => {
-    body ??= read()
+  const readBody = () => {
+    body ??= read(maxBodySize)
     return body
   }
+  readBody.discard = () => {
+    body ??= read(0)
+    return body
+  }
+  return readBody
 
-  function read(): Promise<Uint8Array> {
+  function read(limit: number): Promise<Uint8Array> {
     try {
-      const source = readSource(incoming.body, maxBodySize, checkedLength(incoming, req, maxBodySize))
-      if (source instanceof Uint8Array) return Promise.resolve(withinLimit(source, maxBodySize))
+      const source = readSource(incoming.body, limit, checkedLength(incoming, req, limit))
+      if (source instanceof Uint8Array) return Promise.resolve(withinLimit(source, limit))
       return source.then(
-        (bytes) => withinLimit(bytes, maxBodySize),
-        (error: unknown) => Promise.reject(bodyReadFailure(error, maxBodySize)),
+        (bytes) => withinLimit(bytes, limit),
+        (error: unknown) => Promise.reject(bodyReadFailure(error, limit)),
       )
     } catch (error) {
-      return Promise.reject(bodyReadFailure(error, maxBodySize))
+      return Promise.reject(bodyReadFailure(error, limit))
     }
   }
 }
@@ -303,12 +316,9 @@ function withinLimit(bytes: Uint8Array, maxBodySize: number): Uint8Array {
  * that cannot be trusted) the answer says `Connection: close`, which Node and the adapters'
  * servers honour by closing once it is sent.
  */
-async function afterRefusal(
-  error: WebhookError,
-  readBody: () => Promise<Uint8Array>,
-): Promise<{ refusal: WebhookError; bodyBytes: number | undefined }> {
+async function afterRefusal(error: WebhookError, readBody: BodyReader): Promise<{ refusal: WebhookError; bodyBytes: number | undefined }> {
   let drained = false
-  const bodyBytes = await readBody().then(
+  const bodyBytes = await readBody.discard().then(
     (body) => body.byteLength,
     (failure: unknown) => {
       drained = wasDrained(failure)

@@ -211,12 +211,12 @@ describe('createReceiver', () => {
     const wrongPassword = { auth: { mode: 'basic', username: 'hook-user', password: 'right' } } as const
     const basicHeader = { authorization: formatBasicAuthorization('hook-user', 'wrong') }
 
-    it('drains an unread body within maxBodySize, so the connection can carry the next delivery', async () => {
+    it('reads an unread body only to discard it (a limit of nothing: no byte kept), so the connection can carry the next delivery', async () => {
       const body = vi.fn(async () => encode(BODY))
       const answer = await refusal({ ...wrongPassword, maxBodySize: 1000 }, request({ headers: basicHeader, body }))
       expect(answer.status).toBe(401)
       expect(body).toHaveBeenCalledTimes(1)
-      expect(body).toHaveBeenCalledWith(1000, undefined)
+      expect(body).toHaveBeenCalledWith(0, undefined)
       expect(answer.headers.connection).toBeUndefined()
     })
 
@@ -228,7 +228,7 @@ describe('createReceiver', () => {
         request({ headers: { ...basicHeader, 'content-length': length }, body }),
       )
       expect(answer.status).toBe(401)
-      expect(body).toHaveBeenCalledWith(1000, Number(length))
+      expect(body).toHaveBeenCalledWith(0, Number(length))
     })
 
     it('answers Connection: close when the unread body cannot be drained within the limit', async () => {
@@ -252,7 +252,7 @@ describe('createReceiver', () => {
       const body = vi.fn(async () => encode(BODY))
       const answer = await refusal({ ...secretMode, maxBodySize: 16 }, request({ headers: { 'content-length': '100' }, body }))
       expect([answer.status, answer.json.error, answer.headers.connection]).toEqual([401, 'missing_signature', undefined])
-      expect(body).toHaveBeenCalledWith(16, 100)
+      expect(body).toHaveBeenCalledWith(0, 100)
     })
 
     it('keeps the connection when the body was read in full', async () => {
