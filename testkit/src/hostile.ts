@@ -116,6 +116,12 @@ export const HOSTILE_SHAPES: readonly HostileShape[] = [
     hostile: true,
     build: (size) => parts(size, () => '%61ccess%5Ftoke%6D=%41%42'),
   },
+  {
+    id: 'long-token',
+    label: 'form: one `access_token` field as long as the body, percent-encoded',
+    hostile: true,
+    build: (size) => framed('access_token=', '%41', '', size, 'A'),
+  },
   { id: 'keys', label: 'JSON: many distinct keys', hostile: true, build: keys },
   { id: 'repeated-keys', label: 'JSON: one key repeated', hostile: true, build: (size) => framed('{"a":0', ',"a":0', '}', size) },
   { id: 'nested', label: `JSON: nesting ${MAX_DEPTH} deep, as deep as maxDepth allows`, hostile: true, build: nestedWithin },

@@ -17,6 +17,7 @@ import {
   type SignatureMatch,
   signatureHint,
 } from './signature.ts'
+import { MAX_TOKEN_LENGTH } from './token.ts'
 import type { TokenKeys } from './token-keys.ts'
 
 /** Reads the raw body once, within the size limit; later calls return the same bytes. */
@@ -159,6 +160,9 @@ const BEARER = /^bearer[ ]+(\S+)\s*$/i
 /** The form field that carries a token, the query parameter's name. */
 const ACCESS_TOKEN = 'access_token'
 
+/** What stands for a token too long to be one: it fails the check at its first step. */
+const INVALID_TOKEN = '.'
+
 function oauth2Authenticator(keys: TokenKeys, clock: () => number): Authenticator {
   return async (req, readBody) => {
     let token = req.url.searchParams.get(ACCESS_TOKEN) ?? req.header('authorization')?.match(BEARER)?.[1] ?? null
@@ -167,7 +171,9 @@ function oauth2Authenticator(keys: TokenKeys, clock: () => number): Authenticato
       // Only the token is looked for, in one pass over the bytes: nothing of an unauthenticated
       // form is decoded, parsed or built.
       form = await readBody()
-      token = formField(form, ACCESS_TOKEN)
+      // A value longer than any token (each character may come percent-encoded) is not decoded.
+      const field = formField(form, ACCESS_TOKEN, 3 * MAX_TOKEN_LENGTH)
+      token = field === undefined ? INVALID_TOKEN : field
     }
     if (token === null || token === '') {
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned

@@ -52,13 +52,15 @@ export function parseForm(body: Uint8Array): URLSearchParams {
  *
  * A field is read as `URLSearchParams` reads it (WHATWG `application/x-www-form-urlencoded`):
  * parts split at `&`, the name up to the first `=`, `+` a space, `%` and two hex digits a byte.
- * `name` is ASCII, without `&`, `=`, `+` or `%`.
+ * `name` is ASCII, without `&`, `=`, `+` or `%`. `undefined` when its value takes more than
+ * `maxValueBytes` bytes as sent: too long to be what is looked for, so it is not decoded.
  */
-export function formField(body: Uint8Array, name: string): string | null {
+export function formField(body: Uint8Array, name: string, maxValueBytes = Number.POSITIVE_INFINITY): string | null | undefined {
   const end = body.length
   for (let start = 0; start < end; ) {
     const nameEnd = matchName(body, start, end, name)
     const partEnd = nextAmpersand(body, nameEnd === -1 ? start : nameEnd, end)
+    if (nameEnd !== -1 && partEnd - nameEnd - 1 > maxValueBytes) return undefined
     if (nameEnd !== -1) return nameEnd === partEnd ? '' : decodeFormValue(body, nameEnd + 1, partEnd)
     start = partEnd + 1
   }

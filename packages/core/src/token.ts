@@ -24,7 +24,8 @@ const KEY_LABEL = 'hookguard oauth2 access-token key v2'
 export const TOKEN_KEY_ITERATIONS = 100_000
 const VERSION = 2
 /** Far above any token we issue; refuses absurd inputs before any work. */
-const MAX_TOKEN_LENGTH = 1024
+/** Longer than any token issued here: refused before any work. */
+export const MAX_TOKEN_LENGTH = 1024
 
 interface Claims {
   v: number

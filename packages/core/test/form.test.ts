@@ -63,6 +63,15 @@ describe('formField', () => {
   })
 })
 
+describe('formField with a bound on the value', () => {
+  it('answers undefined, without decoding, for a value longer as sent than the bound; the value itself within it', () => {
+    const form = encode('a=1&access_token=%41%42%43&b=2')
+    expect(formField(form, 'access_token', 9)).toBe('ABC')
+    expect(formField(form, 'access_token', 8)).toBeUndefined()
+    expect(formField(form, 'missing', 1)).toBeNull()
+  })
+})
+
 describe('hasMoreFieldsThan', () => {
   it("counts a form's &-separated parts, empty ones too, as body-parser counts them", () => {
     const fields = (count: number) => Array.from({ length: count }, (_, i) => `f${i}=${i}`).join('&')

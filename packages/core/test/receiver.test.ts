@@ -675,6 +675,15 @@ describe('createReceiver', () => {
         expect([missing.status, missing.json.error]).toEqual([401, 'missing_token'])
       })
 
+      it('refuses a form token longer than any token as invalid_token, a real token within the bound still found', async () => {
+        const headers = { 'content-type': 'application/x-www-form-urlencoded' }
+        const long = await refusal(oauth(), request({ headers, body: `event=ping&access_token=${'%41'.repeat(64 * 1024)}` }))
+        expect([long.status, long.json.error]).toEqual([401, 'invalid_token'])
+        const escaped = [...(await issue())].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('')
+        const genuine = await createReceiver(oauth()).verify(request({ headers, body: `event=ping&access_token=${escaped}` }))
+        expect(genuine.ok).toBe(true)
+      })
+
       it('refuses a form token delivery of more than MAX_FORM_FIELDS fields with 400 invalid_body, read in full', async () => {
         const token = await issue()
         const fields = (count: number) => [...Array.from({ length: count - 1 }, (_, i) => `f${i}=${i}`), `access_token=${token}`].join('&')
