@@ -157,9 +157,10 @@ export function requireWebhook<Payload>(request: { webhook?: FastifyWebhookDeliv
 
 /**
  * A not-found handler for `app.setNotFoundHandler`: Fastify's own answer and log line
- * (`Route GET:/path not found`), with the URL fit for a log (`urlForLog`: no `access_token`,
- * `secret` or `client_secret` in the query, in any case, and the path cut at a `;` or an escaped
- * `?`). Fastify's default writes the URL as received into both, so a
+ * (`Route GET:/path not found`), with the URL fit for a log (`urlForLog`: no query field whose
+ * name, in any case and decoded, contains `access_token` or `secret`, and the path cut at a `;`,
+ * an escaped `?`, `;` or `%`, or a segment naming a credential). Fastify's default writes the URL
+ * as received into both, so a
  * mistyped webhook address logs and echoes the access token, and a mistyped token address the
  * app secret; `logSerializers` cannot reach that line, which is a message, not a field. The line
  * is written at `info`, whatever `disableRequestLogging` or `logController` say.
@@ -212,8 +213,8 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
 }
 
 /**
- * Serializers for Fastify's logger that write a request's URL without the credentials a query
- * can carry (`access_token`, `secret`, `client_secret`), as `notFoundHandler` does; otherwise the same fields as Fastify's
+ * Serializers for Fastify's logger that write a request's URL without the credentials it can
+ * carry (`access_token`, `secret`, `client_secret`, by `urlForLog`'s rule), as `notFoundHandler` does; otherwise the same fields as Fastify's
  * own. hookguard's routes use them already; give them to `Fastify({ logger: { serializers } })`
  * for every other route too (a mistyped webhook address still carries the token), with
  * `notFoundHandler` for the 404's own line and `frameworkErrors` for the router's 400.

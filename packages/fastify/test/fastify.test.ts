@@ -351,6 +351,26 @@ describe('notFoundHandler and frameworkErrors, with logSerializers: the setup th
       { method: 'GET', url: `/webhooks/tokn;${credentials}`, status: 404 },
       { method: 'GET', url: `/webhooks/tokn?appid=log-app&Secret=${APP_SECRET}`, status: 404 },
       { method: 'GET', url: `/webhooks/tokn?appid=log-app;secret=${APP_SECRET}`, status: 404 },
+      // A webhook address with a query of its own, the token appended after a second `?`.
+      { method: 'POST', url: `/webhooks?tenant=1?access_token=${accessToken}`, status: 401 },
+      { method: 'POST', url: `/webhook?tenant=1?access_token=${accessToken}`, status: 404 },
+      // An escaped `;`, a double-escaped `?`, a `/` or a `:` in place of the `?`.
+      { method: 'POST', url: `/webhook%3Baccess_token=${accessToken}`, status: 404 },
+      { method: 'POST', url: `/webhook%3baccess_token=${accessToken}&tenant=acme`, status: 404 },
+      { method: 'POST', url: `/webhook%253Faccess_token=${accessToken}`, status: 404 },
+      { method: 'POST', url: `/webhooks/access_token=${accessToken}`, status: 404 },
+      { method: 'POST', url: `/webhooks:access_token=${accessToken}`, status: 404 },
+      { method: 'GET', url: `/webhooks/token:secret=${APP_SECRET}`, status: 404 },
+      // Credential names with spaces, brackets or an escaped `=` about them, at both addresses.
+      ...['+access_token=', 'access_token+=', 'access_token%20=', '%20access_token=', 'access_token%3D', 'access_token[]='].flatMap(
+        (name) => [
+          { method: 'POST', url: `/webhooks?${name}${accessToken}`, status: 401 },
+          { method: 'POST', url: `/webhook?${name}${accessToken}`, status: 404 },
+          { method: 'POST', url: `/webhook?tenant=1?${name}${accessToken}`, status: 404 },
+        ],
+      ),
+      { method: 'GET', url: `/webhooks/token?appid=log-app&client_secret%3D${APP_SECRET}&grant_type=client_credentials`, status: 400 },
+      { method: 'GET', url: `/webhooks/tokn?appid=log-app&client_secret%3D${APP_SECRET}`, status: 404 },
       // A path that is no valid percent-encoding: Fastify's FST_ERR_BAD_URL, for a POST and a GET.
       { method: 'POST', url: `/webhooks%zz?access_token=${accessToken}`, status: 400 },
       { method: 'GET', url: `/webhooks/token%?${credentials}`, status: 400 },
@@ -374,6 +394,11 @@ describe('notFoundHandler and frameworkErrors, with logSerializers: the setup th
     expect(log).toContain('Route GET:/webhooks/tokn?appid=log-app&grant_type=client_credentials not found')
     expect(log).toContain('Route POST:/webhook%3F not found')
     expect(log).toContain('Route GET:/webhooks/tokn; not found')
+    expect(log).toContain('Route POST:/webhook?tenant=1 not found')
+    expect(log).toContain('Route POST:/webhook%3B not found')
+    expect(log).toContain('Route POST:/webhook%25 not found')
+    expect(log).toContain('Route POST:/webhooks/ not found')
+    expect(log).toContain('"url":"/webhooks?tenant=1"')
     expect(log).toContain('"url":"/webhooks%zz"')
     expect(log).toContain('"url":"/webhooks/token%?appid=log-app&grant_type=client_credentials"')
   })
