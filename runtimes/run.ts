@@ -19,7 +19,7 @@ import { MOCK_APP } from './suite/mock-app.ts'
 //   workerd        the same inside a Worker (Web build, no nodejs_compat), and the table over HTTP
 //
 // Node 20 is `pnpm test`. Options: --only=bun,deno (runtime names), --all (every vitest project),
-// --timeout=<seconds for the whole run, default 270>, --keep (keep the bundle and logs), --verbose.
+// --timeout=<seconds for the whole run, default 600>, --keep (keep the bundle and logs), --verbose.
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.dirname(here)
@@ -28,7 +28,7 @@ const version = (pkg: string) => (JSON.parse(readFileSync(bin(pkg, 'package.json
 
 const args = parseArgs(process.argv.slice(2).map((arg) => (arg.includes('=') ? arg : `${arg}=`)))
 const only = args.only?.split(',').filter(Boolean)
-const deadline = Date.now() + Number(args.timeout ?? 270) * 1000
+const deadline = Date.now() + Number(args.timeout ?? 600) * 1000
 
 /** What every child needs: no colours in logs, and no runtime phoning home for updates. */
 const quiet = { NO_COLOR: '1', FORCE_COLOR: '0', DENO_NO_UPDATE_CHECK: '1', DO_NOT_TRACK: '1' }
@@ -183,7 +183,8 @@ function matrix(): Job[] {
       cwd: root,
       // Whatever the suite starts as `node` is this Node too.
       env: { PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}` },
-      timeout: 180_000,
+      // The conformance project runs the wire, property and complexity suites: about 160 s here.
+      timeout: 300_000,
       async count() {
         if (!existsSync(report)) return undefined
         const json = JSON.parse(await readFile(report, 'utf8')) as { numPassedTests: number; numFailedTests: number }
