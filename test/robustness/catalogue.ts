@@ -531,7 +531,10 @@ const bodies: Section = {
           heap,
         } = await memoryGrowthDuring(() => wire.send({ path: '/hooks', headers: JSON_TYPE, stream: chunks }))
         const written = taken() * chunk.byteLength
-        expect(rss, 'resident memory grew by').toBeLessThan(50 * MIB)
+        // Half the body at most: it is not held. What does grow is transient, the drain's 64 MiB
+        // passing through socket buffers on both sides of the loopback (client and server share
+        // this process) before a collection returns them; Node 24 showed 68 MiB of it once.
+        expect(rss, 'resident memory grew by').toBeLessThan(100 * MIB)
         expect(heap, 'heap grew by').toBeLessThan(50 * MIB)
         if (wire.refusals === 'hookguard') {
           // Past the limit the body is drained (read and discarded) for at most DRAIN_MAX_BYTES,
