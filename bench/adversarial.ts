@@ -198,6 +198,8 @@ async function measureRefusals(bodies: readonly HostileBody[], before: Verify | 
 export interface EntryFigure {
   entry: string
   label: string
+  /** Secrets configured (mode `secret` with rotation): the contract's bound is per configured secret. */
+  secrets?: number
   /** What it answered (every call is checked against it): a refusal, or 2xx where mode 'none' hands a JSON body on. */
   status: number
   ratio: number
@@ -219,6 +221,8 @@ export interface EntryResult {
 interface EntryPoint {
   id: string
   label: string
+  /** Secrets configured, where more than one. */
+  secrets?: number
   receiver: keyof BenchReceivers
   address: 'verify' | 'token'
   request(body: Buffer, text: () => string): IncomingRequest
@@ -253,6 +257,7 @@ const ENTRY_POINTS: readonly EntryPoint[] = [
   {
     id: 'secret-3',
     label: '`secret`, 3 secrets',
+    secrets: SECRETS.length,
     receiver: 'secrets',
     address: 'verify',
     request: (body) => inProcess(body, { ...JSON_TYPE, 'x-service-hmac-signature': BOGUS }),
@@ -384,6 +389,7 @@ async function measureEntryPoints(): Promise<EntryResult[]> {
         return {
           entry: entry.id,
           label: entry.label,
+          ...(entry.secrets !== undefined && { secrets: entry.secrets }),
           status: statuses.get(`${entry.id} ${sample.id}`) ?? 0,
           ratio: c.ratio,
           q1: c.q1,
