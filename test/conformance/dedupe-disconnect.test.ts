@@ -1,9 +1,9 @@
-import http from 'node:http'
 import { sign, type WebhookOptions } from '@hookguard/core'
 import { sendTo } from '@hookguard/testkit/http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Served, startServed } from '../robustness/support/listening.ts'
 import { factories } from '../support/apps.ts'
+import { send } from '../support/dedupe-schedule.ts'
 
 // "Each delivery once" when the sender's connection drops: a service that times out and retries
 // does this with no attacker. A disconnect says nothing about the handler, which runs on; its claim
@@ -18,30 +18,9 @@ const COPIES = 5
 const options = (): WebhookOptions => ({ auth: { mode: 'secret', secret: SECRET }, dedupe: { processingTtl: 60 } })
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Sends one copy of the delivery and drops the connection after `ms`, before any answer. */
+/** Sends one copy of the delivery and drops the connection after `ms`, unless answered before. */
 async function sendAndDrop(port: number, ms: number): Promise<void> {
-  const signature = await sign(EVENT, SECRET)
-  await new Promise<void>((resolve) => {
-    const request = http.request({
-      host: '127.0.0.1',
-      port,
-      method: 'POST',
-      path: '/hooks',
-      headers: { 'content-type': 'application/json', 'x-service-hmac-signature': signature },
-      agent: false,
-    })
-    request.on('error', () => resolve())
-    request.on('response', (res) => {
-      // Answered before the drop (a 409 for a copy sent while the first runs): read and go.
-      res.resume()
-      res.on('end', () => resolve())
-    })
-    request.end(EVENT)
-    setTimeout(() => {
-      request.destroy()
-      resolve()
-    }, ms)
-  })
+  await send(port, EVENT, await sign(EVENT, SECRET), ms)
 }
 
 const serverFactories = factories.filter((factory) => factory.inProcess !== true)

@@ -88,10 +88,10 @@ interface Run {
 }
 
 /** A reply to an attempt that waited, or what became of it. */
-type Sent = { status: number; retryAfter: string | undefined } | { dropped: true } | { stalled: true } | { failed: string }
+export type Sent = { status: number; retryAfter: string | undefined } | { dropped: true } | { stalled: true } | { failed: string }
 
 /** Sends `body` once on a connection of its own; drops it after `dropAfterMs`, or waits up to {@link ANSWER_BOUND_MS}. */
-function send(port: number, body: string, signature: string, dropAfterMs: number | undefined): Promise<Sent> {
+export function send(port: number, body: string, signature: string, dropAfterMs: number | undefined): Promise<Sent> {
   return new Promise((resolve) => {
     let done = false
     const finish = (sent: Sent) => {
