@@ -46,7 +46,8 @@ export function drainedRefusal(limit: number): WebhookError {
 
 /** Whether a body reader's rejection says that it read the body to its end. */
 export function wasDrained(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && drained.has(error as WebhookError)
+  // A WeakSet answers false for a value that is not an object, rather than throwing.
+  return drained.has(error as WebhookError)
 }
 
 /**
@@ -74,7 +75,7 @@ export function drainWatch(bounds: DrainBounds, stop: () => void): { arrived(): 
       last = Date.now()
     },
     cancel() {
-      if (timer !== undefined) clearTimeout(timer)
+      clearTimeout(timer)
       timer = undefined
     },
   }

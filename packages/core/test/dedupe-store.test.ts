@@ -118,6 +118,16 @@ describe('memoryDedupeStore', () => {
       expect((await store.claim(KEY, 1000)).state).toBe('processing')
     })
 
+    it('of a claim that expired and was then evicted resolves and changes nothing', async () => {
+      const { time, store } = clocked({ maxEntries: 1 })
+      const first = await claimed(store, KEY, 100)
+      time.now += 200
+      // The store is full: the expired claim makes room for another fingerprint.
+      expect((await store.claim('b'.repeat(64), 60_000)).state).toBe('claimed')
+      await expect(first.release()).resolves.toBeUndefined()
+      expect((await store.claim('b'.repeat(64), 60_000)).state).toBe('processing')
+    })
+
     it('after complete() leaves the fingerprint done', async () => {
       const { store } = clocked()
       const claim = await claimed(store, KEY, 1000)
@@ -167,13 +177,30 @@ describe('memoryDedupeStore', () => {
   describe('options', () => {
     for (const maxEntries of [0, -1, 1.5, Number.NaN]) {
       it(`refuses maxEntries ${maxEntries} with a TypeError`, () => {
-        expect(() => memoryDedupeStore({ maxEntries })).toThrow(TypeError)
+        expect(() => memoryDedupeStore({ maxEntries })).toThrow(
+          new TypeError('@hookguard/core: memoryDedupeStore maxEntries must be a whole number, 1 or more'),
+        )
       })
     }
 
+    it('takes maxEntries 1 and a claim TTL of 1 ms, the least of each', async () => {
+      const { time, store } = clocked({ maxEntries: 1 })
+      expect((await store.claim(KEY, 1)).state).toBe('claimed')
+      time.now += 1
+      expect((await store.claim('b'.repeat(64), 1)).state).toBe('claimed')
+    })
+
+    it('refuses a clock that is not a function', () => {
+      expect(() => memoryDedupeStore({ clock: 1_700_000_000_000 as never })).toThrow(
+        new TypeError('@hookguard/core: memoryDedupeStore clock must be a function'),
+      )
+    })
+
     for (const ttl of [0, -1, 1.5, Number.POSITIVE_INFINITY]) {
       it(`refuses a claim TTL of ${ttl} with a TypeError`, async () => {
-        await expect(memoryDedupeStore().claim(KEY, ttl)).rejects.toBeInstanceOf(TypeError)
+        await expect(memoryDedupeStore().claim(KEY, ttl)).rejects.toThrow(
+          new TypeError('@hookguard/core: a dedupe TTL must be a whole number of milliseconds, 1 or more'),
+        )
       })
     }
 

@@ -107,6 +107,7 @@ describe('dedupe', () => {
     const claimed = await failing.verify(await delivery())
     await (claimed.ok && claimed.settle?.(true))
     expect(report).toHaveBeenCalledTimes(1)
+    expect(report.mock.calls[0]?.[0]).toBe("@hookguard/core: a delivery's claim could not be settled; it expires on its own.")
     report.mockRestore()
   })
 
@@ -308,6 +309,14 @@ describe('dedupe with a store that breaks its interface', () => {
     ['an unknown state', { claim: async () => ({ state: 'maybe' }) as never }],
     ['nothing', { claim: async () => undefined as never }],
     ['a claim without its methods', { claim: async () => ({ state: 'claimed' }) as never }],
+    ['a claim without release', { claim: async () => ({ state: 'claimed', claim: { complete: async () => {} } }) as never }],
+    ['a claim without complete', { claim: async () => ({ state: 'claimed', claim: { release: async () => {} } }) as never }],
+    [
+      'a claim under an unknown state',
+      { claim: async () => ({ state: 'granted', claim: { complete: async () => {}, release: async () => {} } }) as never },
+    ],
+    ['processing, without a Retry-After', { claim: async () => ({ state: 'processing' }) as never }],
+    ['processing, with a Retry-After as text', { claim: async () => ({ state: 'processing', retryAfterMs: '5000' }) as never }],
     [
       'a throw at once',
       {
@@ -319,6 +328,67 @@ describe('dedupe with a store that breaks its interface', () => {
   ] as [string, DedupeStore][])('answers 503 store_unavailable, never a run, for a claim answered with %s', async (_, store) => {
     const result = await receiverWith({ store }).verify(await delivery())
     expect(result.ok || [result.response.status, result.error?.code]).toEqual([503, 'store_unavailable'])
+  })
+
+  it('says why in the answer and in the error: the store, and the time it was given', async () => {
+    const result = await receiverWith({ store: { claim: () => new Promise<ClaimResult>(() => {}) }, claimTimeout: 20 }).verify(
+      await delivery(),
+    )
+    if (result.ok) throw new Error('expected a refusal')
+    expect(JSON.parse(result.response.body).message).toBe(
+      'The delivery store cannot be reached; the delivery was not processed. Try again later.',
+    )
+    expect(result.error?.cause).toEqual(new Error('the dedupe store did not answer within 20 ms'))
+  })
+
+  it('refuses a dedupe.key that returns something other than text', async () => {
+    const receiver = receiverWith({ key: () => 42 as never })
+    await expect(receiver.verify(await delivery())).rejects.toThrow(TypeError)
+  })
+
+  it('lets a late answer that is not a claim be, and reports a late claim it cannot give back', async () => {
+    const report = vi.spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      for (const late of [{ state: 'done' }, null, { state: 'processing', retryAfterMs: 1000 }]) {
+        const receiver = receiverWith({
+          store: { claim: () => new Promise<ClaimResult>((resolve) => setTimeout(() => resolve(late as ClaimResult), 30)) },
+          claimTimeout: 10,
+        })
+        const result = await receiver.verify(await delivery())
+        expect(result.ok || result.error?.code).toBe('store_unavailable')
+        await new Promise((resolve) => setTimeout(resolve, 60))
+      }
+      expect(report).not.toHaveBeenCalled()
+
+      const receiver = receiverWith({
+        store: {
+          claim: () =>
+            new Promise<ClaimResult>((resolve) =>
+              setTimeout(
+                () =>
+                  resolve({
+                    state: 'claimed',
+                    claim: {
+                      complete: async () => {},
+                      release: () => {
+                        throw new Error('connection lost')
+                      },
+                    },
+                  }),
+                30,
+              ),
+            ),
+        },
+        claimTimeout: 10,
+      })
+      await receiver.verify(await delivery())
+      await vi.waitFor(() => expect(report).toHaveBeenCalledTimes(1))
+      expect(report.mock.calls[0]?.[0]).toBe(
+        "@hookguard/core: a delivery's claim that came too late could not be released; it expires on its own.",
+      )
+    } finally {
+      report.mockRestore()
+    }
   })
 
   it('bounds a Retry-After the store cannot say to processingTtl', async () => {

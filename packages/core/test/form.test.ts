@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { formField, formPayload, hasMoreFieldsThan, MAX_FORM_FIELDS } from '../src/form.ts'
+import { formField, formPayload, hasMoreFieldsThan, MAX_FORM_FIELDS, parseForm } from '../src/form.ts'
 
 const encode = (text: string) => new TextEncoder().encode(text)
 
@@ -31,6 +31,15 @@ const formText = fc
       ' ',
       '\ufeff',
       '%EF%BB%BF',
+      // Escapes at the edges of what a hex digit is: NUL, and the bytes beside 0-9, A-F and a-f.
+      '%00',
+      '%@1',
+      '%`1',
+      '%/0',
+      '%:0',
+      '%G0',
+      '%g0',
+      '%4',
     ),
     { maxLength: 24 },
   )
@@ -60,6 +69,12 @@ describe('formField', () => {
     expect(formField(encode('a=1&b=2&'), 'access_token')).toBeNull()
     expect(formField(encode('access_token'), 'access_token')).toBe('')
     expect(formField(encode('access_token&access_token=x'), 'access_token')).toBe('')
+  })
+})
+
+describe('parseForm', () => {
+  it('refuses a form that is not UTF-8 as invalid_body', () => {
+    expect(() => parseForm(new Uint8Array([0x61, 0x3d, 0xff]))).toThrow(expect.objectContaining({ code: 'invalid_body' }))
   })
 })
 
