@@ -133,50 +133,18 @@ for (const [byte, hex] of GSON_HEX) {
   HEX_LOW[byte] = hex.charCodeAt(1)
 }
 
-/**
- * Whether a 32-bit word may hold a byte Gson escapes: `& '` (0x26–0x27), `< = >` (0x3C–0x3E) or
- * 0xE2 (the lead byte of U+2028/U+2029). Exact for existence (a borrow starts only at a byte that
- * is one), so a clean word, most of any body, is skipped without looking at its bytes.
- */
-function mayEscape(word: number): boolean {
-  const ampersand = word ^ 0x26262626
-  const angle = word ^ 0x3c3c3c3c
-  const lead = word ^ 0xe2e2e2e2
-  const flags = ((ampersand - 0x02020202) & ~ampersand) | ((angle - 0x03030303) & ~angle) | ((lead - 0x01010101) & ~lead)
-  // Stryker disable next-line ConditionalExpression: speed only — a word flagged by mistake is looked at byte by byte, and counts what it holds
-  return (flags & 0x80808080) !== 0
-}
-
 function isLineSeparatorAt(body: Uint8Array, i: number): boolean {
   return body[i + 1] === 0x80 && (body[i + 2] === 0xa8 || body[i + 2] === 0xa9)
 }
 
-/** How many escapes the body needs, or -1 as soon as there are more than `max`. */
-function countEscapes(body: Uint8Array, max: number): number {
+/** How many escapes Gson would write for the body. */
+function countEscapes(body: Uint8Array): number {
   let count = 0
-  let i = 0
-  // Byte by byte up to a word boundary, then a word at a time over the aligned middle.
-  const start = Math.min((4 - (body.byteOffset % 4)) % 4, body.length)
-  const words = (body.length - start) >>> 2
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent — an empty view either way; what it skips, the tail loop counts
-  const view = words === 0 ? new Int32Array(0) : new Int32Array(body.buffer, body.byteOffset + start, words)
-  for (; i < start; i++) count += escapeAt(body, i)
-  // Stryker disable next-line ConditionalExpression: equivalent — skipping the words leaves `i` at `start`, and the tail loop counts them
-  for (let w = 0; w < view.length; w++, i += 4) {
-    // Stryker disable next-line ConditionalExpression: speed only — every word looked at byte by byte counts the same
-    if (!mayEscape(view[w] as number)) continue
-    count += escapeAt(body, i) + escapeAt(body, i + 1) + escapeAt(body, i + 2) + escapeAt(body, i + 3)
-    // Stryker disable next-line ConditionalExpression: speed only — the check after the loop refuses the same bodies, later
-    if (count > max) return -1
+  for (let i = 0; i < body.length; i++) {
+    const kind = KIND[body[i] as number]
+    if (kind === ESCAPE || (kind === LINE_SEPARATOR_LEAD && isLineSeparatorAt(body, i))) count++
   }
-  // Stryker disable next-line EqualityOperator: equivalent — the byte past the end is undefined, whose kind is no escape
-  for (; i < body.length; i++) count += escapeAt(body, i)
-  return count > max ? -1 : count
-}
-
-function escapeAt(body: Uint8Array, i: number): number {
-  const kind = KIND[body[i] as number]
-  return kind === ESCAPE || (kind === LINE_SEPARATOR_LEAD && isLineSeparatorAt(body, i)) ? 1 : 0
+  return count
 }
 
 /**
@@ -186,7 +154,8 @@ function escapeAt(body: Uint8Array, i: number): number {
  * holds none of them. This is the emulator's serialiser too, so it keeps whitespace.
  */
 export function escapeLikeGson(body: Uint8Array): Uint8Array | undefined {
-  return withGsonEscapes(plain(body), false, Number.POSITIVE_INFINITY)
+  const bytes = plain(body)
+  return withGsonEscapes(bytes, false, countEscapes(bytes))
 }
 
 /**
@@ -221,43 +190,57 @@ const KIND_STRIPPING = KIND.map((kind, byte) => (JAVA_WHITESPACE[byte] === 1 ? R
 /** The bytes that start something Gson escapes: what a body must hold for candidate 3 to exist. */
 const GSON_BYTES = [...GSON_HEX.keys(), 0xe2]
 
+/**
+ * The body with Gson's escapes, and Java's whitespace removed when `stripWhitespace`; `undefined`
+ * when it needs no escape or more than `maxEscapes`. One pass that escapes and counts at once,
+ * into room for `maxEscapes`: a count made first, then the text, was two passes over a hostile
+ * body, and together more than three times the cost of this one.
+ */
 function withGsonEscapes(body: Uint8Array, stripWhitespace: boolean, maxEscapes: number): Uint8Array | undefined {
   // Most bodies hold none of them, hostile ones included: told by the platform's fastest search.
   // Stryker disable next-line ConditionalExpression: speed only — without any of them the count is 0, and nothing is made
   if (!containsAnyByte(body, GSON_BYTES)) return undefined
-  const count = countEscapes(body, maxEscapes)
-  // Stryker disable next-line EqualityOperator: speed only — with no escape the text made is the service's form: one more HMAC, the same verdict
-  if (count <= 0) return undefined
   const kinds = stripWhitespace ? KIND_STRIPPING : KIND
-  const out = new Uint8Array(body.length + count * 5)
+  const out = new Uint8Array(body.length + maxEscapes * 5)
   let n = 0
-  for (let i = 0; i < body.length; i++) {
+  let escapes = 0
+  const length = body.length
+  for (let i = 0; i < length; i++) {
     const b = body[i] as number
     const kind = kinds[b] as number
-    if (kind === COPY || (kind === LINE_SEPARATOR_LEAD && !isLineSeparatorAt(body, i))) {
+    if (kind === COPY) {
       out[n++] = b
     } else if (kind === ESCAPE) {
+      if (++escapes > maxEscapes) return undefined
       // Six stores rather than a TypedArray#set per escape: a call per escape is what made a body
       // of escapes cost many HMACs.
-      out[n++] = 0x5c
-      out[n++] = 0x75
-      out[n++] = 0x30
-      out[n++] = 0x30
-      out[n++] = HEX_HIGH[b] as number
-      out[n++] = HEX_LOW[b] as number
+      out[n] = 0x5c
+      out[n + 1] = 0x75
+      out[n + 2] = 0x30
+      out[n + 3] = 0x30
+      out[n + 4] = HEX_HIGH[b] as number
+      out[n + 5] = HEX_LOW[b] as number
+      n += 6
     } else if (kind === LINE_SEPARATOR_LEAD) {
+      if (!isLineSeparatorAt(body, i)) {
+        out[n++] = b
+        continue
+      }
+      if (++escapes > maxEscapes) return undefined
       // U+2028 and U+2029 are three bytes in UTF-8; the escape replaces all of them.
-      out[n++] = 0x5c
-      out[n++] = 0x75
-      out[n++] = 0x32
-      out[n++] = 0x30
-      out[n++] = 0x32
-      out[n++] = body[i + 2] === 0xa8 ? 0x38 : 0x39
+      out[n] = 0x5c
+      out[n + 1] = 0x75
+      out[n + 2] = 0x32
+      out[n + 3] = 0x30
+      out[n + 4] = 0x32
+      out[n + 5] = body[i + 2] === 0xa8 ? 0x38 : 0x39
+      n += 6
       i += 2
     }
     // REMOVE: nothing written.
   }
-  return out.subarray(0, n)
+  // Stryker disable next-line EqualityOperator: speed only — with no escape the text made is the service's form: one more HMAC, the same verdict
+  return escapes === 0 ? undefined : out.subarray(0, n)
 }
 
 /**
