@@ -70,6 +70,26 @@ function bodyOf({ id, label, hostile, build }: HostileShape): HostileBody {
   return { id, label, hostile, bytes, size: SIZE, sizeLabel: '1 MiB' }
 }
 
+/**
+ * The largest body the signature's fallback forms are tried on (`MAX_GSON_FALLBACK_BODY` and
+ * `MAX_UNICODE_FALLBACK_BODY` in packages/core/src/canonical.ts, stated in the README): above
+ * it they are skipped, so a 1 MiB body never meets them, and this is where they cost most.
+ */
+const FALLBACK_BOUND = 64 * 1024
+/** The shapes built against the fallback forms, measured again at their bound. */
+const FALLBACK_SHAPES = ['lt', 'escapes', 'u2028', 'u3000', 'mix', 'lt-u3000'] as const
+
+function atFallbackBound({ id, label, hostile, build }: HostileShape): HostileBody {
+  const bytes = build(FALLBACK_BOUND)
+  if (bytes.length !== FALLBACK_BOUND) throw new Error(`adversarial: ${id} is ${bytes.length} bytes at 64 KiB`)
+  return { id: `${id}@64k`, label: `${label}; 64 KiB, the fallbacks' bound`, hostile, bytes, size: FALLBACK_BOUND, sizeLabel: '64 KiB' }
+}
+
+/** Every hostile shape at 1 MiB, and those built against the fallback forms at their bound too. */
+function entryPointBodies(): HostileBody[] {
+  return [...HOSTILE_SHAPES.map(bodyOf), ...FALLBACK_SHAPES.map((id) => atFallbackBound(hostileShape(id)))]
+}
+
 /** What is called of a build: the same function, loaded from the workspace or by path. */
 type Verify = (
   body: Uint8Array,
@@ -365,7 +385,7 @@ async function measureEntryPoints(): Promise<EntryResult[]> {
     },
     ...ENTRY_POINTS.map((entry) => entryCandidate(receivers, entry, statuses)),
   ]
-  const measured = await measureSamples(HOSTILE_SHAPES.map(bodyOf), candidates, {
+  const measured = await measureSamples(entryPointBodies(), candidates, {
     rounds: quick ? 2 : 9,
     batchMs: quick ? 2 : 20,
     warmupMs: quick ? 10 : 100,
