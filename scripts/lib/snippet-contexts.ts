@@ -83,11 +83,16 @@ const handler = async (_request: FastifyRequest, reply: FastifyReply) => reply.c
   'nextjs-route': {
     env: 'node',
     description:
-      'a complete Next.js route file (`app/webhooks/route.ts`, its imports its own) exporting POST; served on Node by @hono/node-server, which calls POST as Next.js would',
+      'a complete Next.js route file (`app/webhooks/route.ts`, its imports its own) exporting POST; served on Node by @hono/node-server, which calls POST as Next.js would, beside a token route (`app/webhooks/token/route.ts`) with the oauth2 options the text pairs it with',
     preamble: '',
     postamble: `import { serve } from '@hono/node-server'
+import { tokenEndpoint as pairedTokenEndpoint } from '@hookguard/fetch'
 
-serve({ fetch: (request) => POST(request), port: Number(process.env.PORT) })
+const pairedToken = pairedTokenEndpoint({ auth: { mode: 'oauth2', appId: process.env.APP_ID!, secret: process.env.APP_SECRET! } })
+serve({
+  fetch: (request) => (new URL(request.url).pathname === '/webhooks/token' ? pairedToken(request) : POST(request)),
+  port: Number(process.env.PORT),
+})
 `,
   },
   'nextjs-token-route': {
