@@ -8,7 +8,7 @@
  * 3. every code block of the Quick start page has a copy button, and clicking it copies exactly
  *    the block of README.md's quick-start region (the TypeScript ones as the snippet test reads them).
  *
- * Bounded by one deadline (HOOKGUARD_DOCS_TEST_TIMEOUT seconds, default 300).
+ * Bounded by one deadline (HOOKGUARD_DOCS_TEST_TIMEOUT seconds, default 600).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -21,7 +21,7 @@ import { extractSnippets } from './lib/snippets.ts'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DIST = join(ROOT, 'docs/.vitepress/dist')
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const TIMEOUT_S = Number(process.env.HOOKGUARD_DOCS_TEST_TIMEOUT ?? 300)
+const TIMEOUT_S = Number(process.env.HOOKGUARD_DOCS_TEST_TIMEOUT ?? 600)
 const SEARCHES = ['invalid_signature', 'dedupe']
 /** Pages loaded at once. */
 const TABS = 2
@@ -97,11 +97,18 @@ async function visit(page: Page, url: string): Promise<string[]> {
   page.on('pageerror', onPageError)
   page.on('response', onResponse)
   try {
-    const response = await page.goto(url, { waitUntil: 'load' })
+    const response = await page.goto(url, { waitUntil: 'domcontentloaded' })
     if (response === null || response.status() !== 200) errors.push(`HTTP ${response?.status()}`)
-    await page.waitForFunction(() => (document.querySelector('#app') as { __vue_app__?: unknown } | null)?.__vue_app__ !== undefined)
-    // Hydration mismatches are reported once the app has mounted; give them a turn of the event loop.
-    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)))
+    // Vue marks the container once hydration is over, after it has reported any mismatch.
+    await page.waitForFunction(
+      () => (document.querySelector('#app') as { __vue_app__?: unknown } | null)?.__vue_app__ !== undefined,
+      undefined,
+      {
+        polling: 25,
+      },
+    )
+    // A round trip, so that the console messages sent before it have arrived.
+    await page.evaluate(() => document.readyState)
   } finally {
     page.off('console', onConsole)
     page.off('pageerror', onPageError)
