@@ -38,7 +38,7 @@ const floorKey = createSecretKey(Buffer.from(SECRET))
 
 export const candidates: Candidate[] = [
   {
-    // The floor: one HMAC over the raw bytes, key imported once.
+    // The floor: one HMAC over the raw bytes, key imported once.
     name: 'floor',
     async prepare({ bytes }) {
       const body = buffer(bytes)

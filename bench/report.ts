@@ -330,7 +330,7 @@ export function renderSvg(results: PayloadResult[]): string {
   })
   parts.push(
     `<line x1="${left}" x2="${left + 20}" y1="${legendY + 25}" y2="${legendY + 25}" stroke="#cf222e" stroke-width="2" stroke-dasharray="4 2"/>`,
-    `<text x="${left + 26}" y="${legendY + 29}">hookguard’s target (issue 7, target 1)</text>`,
+    `<text x="${left + 26}" y="${legendY + 29}">hookguard’s target 1 (see Results)</text>`,
     '</svg>',
   )
   return `${parts.join('\n')}\n`

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench`: every benchmark of issue 7, each in its own process, then the tables, and (on a
+ * `pnpm bench`: every benchmark, each in its own process, then the tables, and (on a
  * full run) docs/benchmarks.md, docs/benchmarks.svg and docs/benchmarks.json.
  *
  * Flags: `--quick` (the CI smoke: short, prints only, writes nothing), `--only micro|web|http|instructions|memory|adversarial`

@@ -35,8 +35,6 @@ const TIMEOUT_S = Number(process.env.HOOKGUARD_SNIPPETS_TIMEOUT ?? 300)
 const KEEP = process.argv.includes('--keep')
 const REUSE = process.argv.find((arg) => arg.startsWith('--reuse='))?.slice('--reuse='.length)
 
-/** The packages whose READMEs carry the root README's Errors table. */
-const TABLE_CARRIERS = ['core', 'express', 'koa', 'hono', 'fastify', 'fetch']
 /** Installed by the READMEs' lines but not needed here: the test runs tsc's output, and workerd is the runtime matrix's. */
 const NOT_INSTALLED = new Set(['tsx', 'wrangler'])
 /** A framework the READMEs say works in two majors: the older one, installed under an alias. */
@@ -118,7 +116,7 @@ try {
     return `${compiled.length - counts.fragments} files, ${counts.fragments} fragments, ${counts.skipped} not compiled${reasons.length > 0 ? `: ${reasons.join('; ')}` : ''}`
   })
 
-  await check('the package READMEs stand alone on the registry: absolute links, and the root Errors table', async () => standAlone())
+  await check('the package READMEs stand alone on the registry: absolute links', async () => standAlone())
 
   const installed = REUSE !== undefined ? existsSync(join(workdir, 'node_modules')) : await install()
   if (!installed) throw new Error('install failed; nothing to test')
@@ -195,41 +193,20 @@ function outFile(source: Source): string {
   return join(workdir, 'node', source.path.replace(/^src\//, 'out/').replace(/\.ts$/, '.js'))
 }
 
-/**
- * npm shows a package's README without the repository around it: a relative link there is a
- * dead link. The packages whose users meet the receiver's refusals carry the Errors table, the
- * same as the root README's.
- */
+/** npm shows a package's README without the repository around it: a relative link there is a dead link. */
 function standAlone(): string {
   const problems: string[] = []
-  const rootTable = errorsTable(readFileSync(join(ROOT, 'README.md'), 'utf8'))
-  if (rootTable === undefined) throw new Error('README.md has no Errors table (a table whose header starts with | `error`)')
-  for (const readme of readmeFiles(ROOT).filter((file) => file !== 'README.md')) {
+  const readmes = readmeFiles(ROOT).filter((file) => file.startsWith('packages/'))
+  for (const readme of readmes) {
     const text = readFileSync(join(ROOT, readme), 'utf8')
     text.split('\n').forEach((line, i) => {
       for (const [, target] of line.matchAll(/\]\(([^)\s]+)\)/g)) {
         if (!/^(https?:|mailto:|#)/.test(target as string)) problems.push(`${readme}:${i + 1}: relative link ${target}`)
       }
     })
-    const table = errorsTable(text)
-    if (TABLE_CARRIERS.some((name) => readme === `packages/${name}/README.md`) && table !== rootTable) {
-      problems.push(`${readme}: its Errors table ${table === undefined ? 'is missing' : "differs from README.md's"}`)
-    }
   }
   if (problems.length > 0) throw new Error(problems.join('\n'))
-  return `${TABLE_CARRIERS.length} Errors tables`
-}
-
-/** The table whose header starts with `| \`error\``, rows with their padding collapsed. */
-function errorsTable(text: string): string | undefined {
-  const lines = text.split('\n')
-  const start = lines.findIndex((line) => line.startsWith('| `error`'))
-  if (start === -1) return undefined
-  const end = lines.findIndex((line, i) => i > start && !line.startsWith('|'))
-  return lines
-    .slice(start, end === -1 ? undefined : end)
-    .map((line) => line.replace(/\s*\|\s*/g, '|').replace(/-{3,}/g, '---'))
-    .join('\n')
+  return `${readmes.length} READMEs`
 }
 
 /** The snippet's environment: the READMEs' variables, and no colour. */

@@ -80,6 +80,42 @@ const handler = async (_request: FastifyRequest, reply: FastifyReply) => reply.c
 `,
     postamble: 'app.listen({ port: Number(process.env.PORT) })\n',
   },
+  'nextjs-route': {
+    env: 'node',
+    description:
+      'a complete Next.js route file (`app/webhooks/route.ts`, its imports its own) exporting POST; served on Node by @hono/node-server, which calls POST as Next.js would, beside a token route (`app/webhooks/token/route.ts`) with the oauth2 options the text pairs it with',
+    preamble: '',
+    postamble: `import { serve } from '@hono/node-server'
+import { tokenEndpoint as pairedTokenEndpoint } from '@hookguard/fetch'
+
+const pairedToken = pairedTokenEndpoint({ auth: { mode: 'oauth2', appId: process.env.APP_ID!, secret: process.env.APP_SECRET! } })
+serve({
+  fetch: (request) => (new URL(request.url).pathname === '/webhooks/token' ? pairedToken(request) : POST(request)),
+  port: Number(process.env.PORT),
+})
+`,
+  },
+  'nextjs-token-route': {
+    env: 'node',
+    description:
+      'a complete Next.js token route file (`app/webhooks/token/route.ts`) exporting GET and POST; served on Node at /webhooks/token beside the webhook route the text pairs it with, with the same options',
+    preamble: '',
+    postamble: `import { serve } from '@hono/node-server'
+import { webhook as pairedWebhook } from '@hookguard/fetch'
+
+const pairedRoute = pairedWebhook(
+  { auth: { mode: 'oauth2', appId: process.env.APP_ID!, secret: process.env.APP_SECRET! } },
+  () => new Response(null, { status: 204 }),
+)
+serve({
+  fetch: (request) => {
+    if (new URL(request.url).pathname !== '/webhooks/token') return pairedRoute(request)
+    return request.method === 'POST' ? POST(request) : GET(request)
+  },
+  port: Number(process.env.PORT),
+})
+`,
+  },
   options: {
     env: 'node',
     description: "an adapter's `webhook` (Express here; the options are the same in every adapter) and the app's own lookups",

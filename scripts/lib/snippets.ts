@@ -3,7 +3,8 @@
  * each one claims to be. `scripts/snippet-test.ts` compiles and runs them; the workerd job of the
  * runtime matrix (`runtimes/readme-worker.ts`) runs the Worker ones.
  *
- * Every ```ts, ```typescript and ```js block of README.md and packages/*\/README.md is one of:
+ * Every ```ts, ```typescript and ```js block of README.md, packages/*\/README.md, CONTRIBUTING.md
+ * and docs/**\/*.md (see `readmeFiles`) is one of:
  *
  * - a complete file: compiled as it is. A block with no annotation is one when it has an `import`
  *   or an `export`; every other unannotated block is an error, so nothing goes unchecked by
@@ -83,7 +84,10 @@ const MODES: readonly string[] = ['secret', 'basic', 'oauth2', 'none']
 const ANNOTATION = /^<!--\s*snippet:\s*(.*?)\s*-->$/
 const KNOWN_KEYS = new Set(['file', 'nocompile', 'context', 'env', 'run', 'deliver', 'token', 'expect', 'reason'])
 
-/** README.md and every packages/*\/README.md, relative to `root`. */
+/**
+ * README.md, every packages/*\/README.md, CONTRIBUTING.md and every page of docs/ (its generated
+ * API reference, docs/api, aside), relative to `root`.
+ */
 export function readmeFiles(root: string): string[] {
   const packages = join(root, 'packages')
   return [
@@ -92,7 +96,22 @@ export function readmeFiles(root: string): string[] {
       .sort()
       .map((folder) => `packages/${folder}/README.md`)
       .filter((file) => existsSync(join(root, file))),
+    ...['CONTRIBUTING.md'].filter((file) => existsSync(join(root, file))),
+    ...markdownUnder(root, 'docs'),
   ]
+}
+
+/** The .md files under `folder` (relative to `root`), sorted; docs/api (TypeDoc's output) and dot-folders left out. */
+function markdownUnder(root: string, folder: string): string[] {
+  if (!existsSync(join(root, folder))) return []
+  return readdirSync(join(root, folder), { withFileTypes: true })
+    .filter((entry) => !entry.name.startsWith('.') && `${folder}/${entry.name}` !== 'docs/api')
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((entry) => {
+      const path = `${folder}/${entry.name}`
+      if (entry.isDirectory()) return markdownUnder(root, path)
+      return entry.name.endsWith('.md') ? [path] : []
+    })
 }
 
 /** Every snippet of every README under `root`. */
@@ -111,7 +130,15 @@ export function extractSnippets(markdown: string, readme: string): Extracted {
   const lines = markdown.split('\n')
   const snippets: Snippet[] = []
   const problems: string[] = []
-  const prefix = readme === 'README.md' ? 'readme' : `${readme.split('/')[1]}-readme`
+  const prefix =
+    readme === 'README.md'
+      ? 'readme'
+      : readme.startsWith('packages/')
+        ? `${readme.split('/')[1]}-readme`
+        : readme
+            .replace(/\.md$/, '')
+            .replace(/[^\w-]+/g, '-')
+            .toLowerCase()
 
   for (let i = 0; i < lines.length; i++) {
     const open = /^(\s*)(`{3,}|~{3,})\s*([^\s`]*)(.*)$/.exec(lines[i] as string)
