@@ -26,7 +26,9 @@ function webProject(): TestProjectInlineConfiguration {
 /** `project` rooted at its package (a config file's own folder is no longer implied), with the setup. */
 function forMutation(project: TestProjectInlineConfiguration, root = 'packages/core'): TestProjectInlineConfiguration {
   const setupFiles = [project.test?.setupFiles ?? []].flat()
-  return { ...project, test: { ...project.test, root, setupFiles: [...setupFiles, SETUP] } }
+  // Two runners share the cores with Stryker itself: a test that takes 1 s alone can take several,
+  // and a timeout in the initial run stops the whole run.
+  return { ...project, test: { ...project.test, root, setupFiles: [...setupFiles, SETUP], testTimeout: 30_000 } }
 }
 
 /**
