@@ -15,19 +15,16 @@ interface SqlRow extends Record<string, string | number | null> {
 }
 
 /**
- * The Durable Object that holds the claims of `durableObjectDedupeStore`: bind it in your
+ * The Durable Object that holds the claims of `durableObjectDedupeStore`. Bind it in your
  * `wrangler.jsonc` (`durable_objects.bindings`, and `new_sqlite_classes` in `migrations`: it keeps
- * its rows in the object's SQLite storage) and export it by name from your Worker's main module.
- * You never call it yourself; the store does, over Workers RPC.
+ * its rows in the object's SQLite storage) and export it under that name from your Worker's main
+ * module: `export { HookguardDedupe } from '@hookguard/cloudflare'`. You never call it yourself;
+ * the store does, over Workers RPC.
  *
  * A claim is read and written in one synchronous step of SQL, with no `await` in between, so the
  * object (which runs one call at a time until that call awaits I/O) never grants one key twice.
  * Each row keeps its expiry; an expired row counts as absent at once, and an alarm deletes the
  * expired rows, so the storage holds no more than the deliveries of the last `ttl`.
- *
- * @example
- * // src/index.ts, the Worker's main module: the class is bound by this name in wrangler.jsonc
- * export { HookguardDedupe } from '@hookguard/cloudflare'
  */
 export class HookguardDedupe extends DurableObject {
   /**
