@@ -10,10 +10,12 @@ export const MAX_SHARDS = 1024
  * object was reset under the call: a deploy, an eviction, a lost connection), as Cloudflare
  * advises; never after `overloaded`. Every call is safe to repeat: a repeated claim whose first
  * try took the key finds it held and answers `processing`, never a second run; complete and
- * release are idempotent. Settling matters most: a completion that never arrives leaves the claim
- * to expire, and a later copy of the delivery would run again.
+ * release are idempotent. A claim gives up soon, since its 503 only makes the service retry
+ * later. Settling tries for longer (about 2.5 s in all, within the receiver's `claimTimeout`): a
+ * completion that never arrives leaves the claim to expire, and a later copy would run again.
  */
-const RETRIES = 3
+const CLAIM_RETRIES = 3
+const SETTLE_RETRIES = 7
 /** Milliseconds before the first retry, doubled for each next: the reset object is back within them. */
 const RETRY_DELAY = 20
 
@@ -37,6 +39,9 @@ export interface DurableObjectDedupeStoreOptions {
    */
   shards?: number
 }
+
+/** Runs `call` on the key's object, again after a reset, up to `retries` more times. */
+type OnObject = <T>(key: string, retries: number, call: (object: DedupeObject) => Promise<T>) => Promise<T>
 
 /** The object's RPC methods, as the store calls them. */
 interface DedupeObject {
@@ -71,15 +76,15 @@ export function durableObjectDedupeStore(namespace: DedupeNamespace, options: Du
     throw new TypeError(`@hookguard/cloudflare: durableObjectDedupeStore shards must be a whole number from 1 to ${MAX_SHARDS}`)
   }
 
-  /** `call` on the key's object; a fresh stub for each try, since a stub that saw its object reset stays broken. */
-  const onObject = async <T>(key: string, call: (object: DedupeObject) => Promise<T>): Promise<T> => {
+  /** A fresh stub for each try, since a stub that saw its object reset stays broken. */
+  const onObject: OnObject = async (key, retries, call) => {
     const name = shardName(shardOf(key, shards))
     for (let attempt = 0; ; attempt++) {
       const object = namespace.get(namespace.idFromName(name) as never) as DedupeObject
       try {
         return await call(object)
       } catch (error) {
-        if (attempt === RETRIES || !isRetryable(error)) throw error
+        if (attempt === retries || !isRetryable(error)) throw error
       }
       await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY * 2 ** attempt))
     }
@@ -89,7 +94,7 @@ export function durableObjectDedupeStore(namespace: DedupeNamespace, options: Du
     async claim(key, ttlMs) {
       checkKey(key)
       checkTtl(ttlMs)
-      const found = await onObject(key, (object) => object.claim(key, ttlMs))
+      const found = await onObject(key, CLAIM_RETRIES, (object) => object.claim(key, ttlMs))
       if (found?.state !== 'claimed') return found
       const { token } = found
       if (typeof token !== 'string') throw new TypeError('@hookguard/cloudflare: the dedupe object granted a claim without a token')
@@ -98,19 +103,14 @@ export function durableObjectDedupeStore(namespace: DedupeNamespace, options: Du
   }
 }
 
-function objectClaim(
-  key: string,
-  token: string,
-  ttlMs: number,
-  onObject: <T>(key: string, call: (object: DedupeObject) => Promise<T>) => Promise<T>,
-): Claim {
+function objectClaim(key: string, token: string, ttlMs: number, onObject: OnObject): Claim {
   return {
     async complete(doneTtlMs = ttlMs) {
       checkTtl(doneTtlMs)
-      await onObject(key, (object) => object.complete(key, doneTtlMs))
+      await onObject(key, SETTLE_RETRIES, (object) => object.complete(key, doneTtlMs))
     },
     async release() {
-      await onObject(key, (object) => object.release(key, token))
+      await onObject(key, SETTLE_RETRIES, (object) => object.release(key, token))
     },
   }
 }

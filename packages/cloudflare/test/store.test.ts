@@ -112,7 +112,31 @@ describe('durableObjectDedupeStore', () => {
       expect(await store.claim(KEY, 1000)).toEqual({ state: 'done' })
     })
 
-    it('rejects after four tries, with the last error', async () => {
+    it('tries settling for longer, eight times in all, so that a handled delivery is recorded done', async () => {
+      vi.useFakeTimers()
+      try {
+        const fake = fakeNamespace()
+        const store = durableObjectDedupeStore(fake.namespace)
+        const claim = await claimed(store, KEY, 30_000)
+        fake.fail(OBJECT, ...Array.from({ length: 7 }, resetError))
+        const completing = claim.complete(60_000)
+        await vi.runAllTimersAsync()
+        await completing
+        expect(fake.calls.filter((call) => call.method === 'complete')).toHaveLength(8)
+        expect(await store.claim(KEY, 1000)).toEqual({ state: 'done' })
+
+        const other = await claimed(store, `${KEY}b`, 30_000)
+        const last = resetError()
+        fake.fail(shardName(shardOf(`${KEY}b`, DEFAULT_SHARDS)), ...Array.from({ length: 7 }, resetError), last)
+        const releasing = other.release().catch((error: unknown) => error)
+        await vi.runAllTimersAsync()
+        expect(await releasing).toBe(last)
+      } finally {
+        vi.useRealTimers()
+      }
+    })
+
+    it('rejects a claim after four tries, with the last error', async () => {
       const fake = fakeNamespace()
       const last = resetError()
       fake.fail(OBJECT, resetError(), resetError(), resetError(), last)
