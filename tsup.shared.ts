@@ -23,6 +23,8 @@ const common = {
   treeshake: true,
   // Deno and Workers resolve Node built-ins only by their `node:` names.
   removeNodeProtocol: false,
+  // The Workers runtime's own modules (`cloudflare:workers`) exist only there, as wrangler leaves them.
+  external: [/^cloudflare:/],
   tsconfig: '../../tsconfig.build.json',
 } satisfies Options
 

@@ -7,9 +7,13 @@ import type { Options } from 'tsup'
 /** How a Worker resolves packages: no `node` condition, so the core's Web build. */
 export const WORKER_CONDITIONS = ['workerd', 'worker', 'browser']
 
-/** How a Worker is bundled, as wrangler does: ESM, the Worker conditions, no Node built-in resolvable or external. */
+/**
+ * How a Worker is bundled, as wrangler does: ESM, the Worker conditions, no Node built-in
+ * resolvable or external; only the runtime's own modules (`cloudflare:workers`) stay imports.
+ */
 export const WORKER_BUNDLE = {
   bundle: true,
+  external: ['cloudflare:*'],
   format: 'esm' as const,
   target: 'es2022',
   platform: 'neutral' as const,
@@ -63,14 +67,14 @@ const tableShims: Plugin = {
 }
 
 /**
- * Bundles `worker.ts` into `outDir/worker.mjs` as a Worker is built (no `node` condition) and
- * proves from the metafile which core it holds. Returns the bundle's path.
+ * Bundles `entry` (default `worker.ts`) into `outDir/<its name>.mjs` as a Worker is built (no
+ * `node` condition) and proves from the metafile which core it holds. Returns the bundle's path.
  */
-export async function bundleWorker(outDir: string): Promise<string> {
-  const outfile = path.join(outDir, 'worker.mjs')
+export async function bundleWorker(outDir: string, entry = 'worker.ts'): Promise<string> {
+  const outfile = path.join(outDir, entry.replace(/\.ts$/, '.mjs'))
   const { metafile } = await esbuild.build({
     absWorkingDir: root,
-    entryPoints: [path.join(here, 'worker.ts')],
+    entryPoints: [path.join(here, entry)],
     outfile,
     ...WORKER_BUNDLE,
     plugins: [tableShims],
@@ -90,7 +94,7 @@ function assertWebBuild({ inputs, outputs }: Metafile): void {
       .filter((file) => /^packages\/[^/]+\/src\//.test(file))
       .map((file) => `a package's source, not its dist, is in the bundle: ${file}`),
     ...Object.values(outputs).flatMap(({ imports }) =>
-      imports.filter((i) => i.external).map((i) => `the bundle imports ${i.path} at run time`),
+      imports.filter((i) => i.external && !i.path.startsWith('cloudflare:')).map((i) => `the bundle imports ${i.path} at run time`),
     ),
   ].filter((problem) => problem !== undefined)
   if (problems.length > 0) throw new Error(`bundle.ts: ${problems.join('; ')}`)

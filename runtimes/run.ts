@@ -16,7 +16,10 @@ import { MOCK_APP } from './suite/mock-app.ts'
 //                  condition (web); each asserts which build it loaded. Then both apps
 //                  behind the runtime's own server (Bun.serve, Deno.serve) over a raw socket:
 //                  Content-Length as its parser passes it on, and the connection after a refusal
-//   workerd        the same inside a Worker (Web build, no nodejs_compat), and the table over HTTP
+//   workerd        the same inside a Worker (Web build, no nodejs_compat), and the table over HTTP;
+//                  then, in a Worker of its own, the Durable Object dedupe store (@hookguard/cloudflare)
+//                  behind the Hono app and a fetch handler: concurrent copies, failing handlers,
+//                  objects and workerd restarted, alarms (dedupe-workerd.ts)
 //
 // Node 20 is `pnpm test`. Options: --only=bun,deno (runtime names), --all (every vitest project),
 // --timeout=<seconds for the whole run, default 600>, --keep (keep the bundle and logs), --verbose.
@@ -69,6 +72,7 @@ const REQUIRED_DIST = [
   'core/dist/web/index.js',
   'hono/dist/index.js',
   'fetch/dist/index.js',
+  'cloudflare/dist/index.js',
   'client/dist/index.js',
   'emulator/dist/index.js',
 ]
@@ -219,6 +223,18 @@ function matrix(): Job[] {
       [path.join(here, 'workerd.ts'), '--worker={worker}', mockArg],
       true,
     ),
+    {
+      runtime: `workerd (miniflare ${version('miniflare')})`,
+      build: 'web',
+      suite: 'Durable Object dedupe: Hono and fetch handler over HTTP, concurrent copies, objects and workerd restarted, alarms',
+      lane: 'checks',
+      command: bin('node24', 'bin/node'),
+      args: [path.join(here, 'dedupe-workerd.ts')],
+      cwd: here,
+      // About 15 s here; a claim orphaned by a restart holds its delivery for processingTtl (2 s).
+      timeout: 120_000,
+      count: closingLine,
+    },
   ]
 }
 
@@ -255,7 +271,9 @@ async function run(job: Job): Promise<Result> {
   clearTimeout(timer)
   if (child.pid !== undefined) running.delete(child.pid)
   const seconds = (Date.now() - begin) / 1000
-  await writeFile(path.join(out, `${job.runtime.replace(/\W+/g, '-')}-${job.build}.log`), log)
+  // Numbered: one runtime may run several jobs on one build (workerd's two).
+  const number = String(jobs.indexOf(job) + 1).padStart(2, '0')
+  await writeFile(path.join(out, `${number}-${job.runtime.replace(/\W+/g, '-')}-${job.build}.log`), log)
   const counts = await job.count(log).catch(() => undefined)
   const passed = !timedOut && code === 0 && counts !== undefined && counts.failed === 0 && counts.passed > 0
   const status = timedOut ? 'timed out' : passed ? 'passed' : 'failed'

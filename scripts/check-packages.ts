@@ -37,6 +37,8 @@ const ALLOWED_TOP_LEVEL = new Set(['package.json', 'README.md', 'LICENSE'])
 /** Manifest fields that name files the package ships. */
 const PATH_FIELDS = ['exports', 'imports', 'main', 'module', 'types', 'typings', 'bin', 'browser']
 const TIMEOUT_MS = 180_000
+/** What types the Workers runtime's modules (`cloudflare:workers`). */
+const WORKERS_TYPES = '@cloudflare/workers-types'
 
 interface Report {
   name: string
@@ -133,12 +135,15 @@ function checkPackedManifest(packed: Manifest, entries: TarEntry[], { problems, 
 /**
  * What the published files import must be installable from the manifest: a bare import in a bundle
  * is a dependency, a peer or a Node built-in; one in a declaration is a dependency or a peer, and
- * an untyped one brings its `@types` package as a (preferably optional) peer.
+ * an untyped one brings its `@types` package as a (preferably optional) peer. The Workers
+ * runtime's own modules (`cloudflare:workers`) are no package: they are typed by
+ * `@cloudflare/workers-types`, which must then be an optional peer.
  */
 function checkImports(pkg: WorkspacePackage, packed: Manifest, entries: TarEntry[], { problems, notes }: Report): void {
   const deps = { ...(packed.dependencies as object), ...(packed.peerDependencies as object) } as Record<string, string>
   const optional = (packed.peerDependenciesMeta ?? {}) as Record<string, { optional?: boolean }>
   const typeImports = new Set<string>()
+  const workersModules = new Set<string>()
   for (const { path, content } of entries) {
     const isDeclaration = /\.d\.[cm]?ts$/.test(path)
     if (!isDeclaration && !/\.[cm]?js$/.test(path)) continue
@@ -148,11 +153,20 @@ function checkImports(pkg: WorkspacePackage, packed: Manifest, entries: TarEntry
       const builtin = specifier.startsWith('node:') || builtinModules.includes(specifier)
       if (builtin && path.startsWith('dist/web/')) problems.push(`${path} (the Web build) imports ${specifier}`)
       if (builtin) continue
+      if (specifier.startsWith('cloudflare:')) {
+        if (optional[WORKERS_TYPES]?.optional !== true || !(WORKERS_TYPES in (packed.peerDependencies as object))) {
+          problems.push(`${path} imports ${specifier}: make ${WORKERS_TYPES}, which types it, an optional peer`)
+        } else if (isDeclaration) workersModules.add(specifier)
+        continue
+      }
       const name = packageName(specifier)
       if (name === packed.name) continue
       if (!(name in deps)) problems.push(`${path} imports ${specifier}, but ${name} is neither a dependency nor a peer dependency`)
       if (isDeclaration) typeImports.add(name)
     }
+  }
+  if (workersModules.size > 0) {
+    notes.push(`declarations import ${[...workersModules].join(', ')}; types from the optional peer ${WORKERS_TYPES}`)
   }
   for (const name of typeImports) {
     if (shipsTypes(pkg, name)) continue

@@ -22,6 +22,9 @@ declare const request: Request`,
 import type { RedisClient } from '../packages/redis/src/index.ts'
 /** Your connected node-redis or ioredis client. */
 declare const redis: RedisClient`,
+  cloudflare: `import type { DedupeNamespace } from '../packages/cloudflare/src/index.ts'
+/** Your Worker's bindings: the Durable Object namespace of HookguardDedupe. */
+declare const env: { DEDUPE: DedupeNamespace }`,
   emulator: `import { deliver, mockService, requestToken, sampleEvent, serialize } from '@hookguard/emulator'
 import { createClient } from '@hookguard/client'
 import { expect } from 'vitest'
@@ -129,7 +132,7 @@ function diagnostics(): Map<string, string[]> {
 describe('the @example blocks in the packages’ sources', () => {
   it('are found in every package that has them', () => {
     const names = [...modules.values()].map((module) => module.name)
-    for (const pkg of ['core', 'express', 'koa', 'hono', 'fetch', 'emulator', 'client', 'redis']) {
+    for (const pkg of ['core', 'express', 'koa', 'hono', 'fetch', 'emulator', 'client', 'redis', 'cloudflare']) {
       expect(
         names.some((name) => name.startsWith(`packages/${pkg}/`)),
         pkg,

@@ -1,0 +1,14 @@
+/** Longest key accepted, in UTF-16 code units: the core's keys are under 100; a longer one is a `dedupe.key` gone wrong. */
+export const MAX_KEY_LENGTH = 2048
+
+export function checkKey(key: string): void {
+  if (typeof key !== 'string' || key === '' || key.length > MAX_KEY_LENGTH) {
+    throw new TypeError(`@hookguard/cloudflare: a dedupe key must be a string of 1 to ${MAX_KEY_LENGTH} characters`)
+  }
+}
+
+export function checkTtl(ttlMs: number): void {
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
+    throw new TypeError('@hookguard/cloudflare: a dedupe TTL must be a whole number of milliseconds, 1 or more')
+  }
+}
