@@ -24,7 +24,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { pack, publicPackages, ROOT, type RunResult, run, tail } from './lib/packages.ts'
+import { packAll, publicPackages, ROOT, type RunResult, run, tail } from './lib/packages.ts'
 
 const TIMEOUT_S = Number(process.env.HOOKGUARD_CONSUMER_TIMEOUT ?? 300)
 const KEEP = process.argv.includes('--keep')
@@ -116,7 +116,7 @@ try {
   const tarballs = new Map<string, string>()
   await check('pack every package', async () => {
     mkdirSync(join(workdir, 'tarballs'))
-    for (const pkg of publicPackages()) tarballs.set(pkg.name, await pack(pkg, join(workdir, 'tarballs'), signal))
+    for (const [name, file] of await packAll(join(workdir, 'tarballs'), signal)) tarballs.set(name, file)
     return [...tarballs.keys()].join(', ')
   })
 

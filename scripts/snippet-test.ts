@@ -35,7 +35,7 @@ import { createConnection, createServer } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { pack, publicPackages, ROOT, run, tail } from './lib/packages.ts'
+import { packAll, ROOT, run, tail } from './lib/packages.ts'
 import { CONTEXTS } from './lib/snippet-contexts.ts'
 import { deliverAll, type Emulator, ENV } from './lib/snippet-deliveries.ts'
 import { type Delivery, extractAll, readmeFiles, type Snippet, startsServer } from './lib/snippets.ts'
@@ -369,7 +369,7 @@ async function install(): Promise<boolean> {
   const tarballs = new Map<string, string>()
   const packed = await check('pack every package', async () => {
     mkdirSync(join(workdir, 'tarballs'))
-    for (const pkg of publicPackages()) tarballs.set(pkg.name, await pack(pkg, join(workdir, 'tarballs'), signal))
+    for (const [name, file] of await packAll(join(workdir, 'tarballs'), signal)) tarballs.set(name, file)
     return [...tarballs.keys()].join(', ')
   })
   if (!packed) return false
@@ -645,7 +645,7 @@ async function checkCliLines(sources: readonly Source[]): Promise<void> {
     if (commands.length === 0) throw new Error('no `npx hookguard send …` line followed by a `# <status>` comment in README.md')
     if (secret === undefined) throw new Error('no `WEBHOOK_SECRET=… npx tsx` line in README.md to start the servers with')
     const bin = join(workdir, 'node_modules', '.bin', 'hookguard')
-    for (const server of servers) {
+    const tryServer = async (server: Source) => {
       const port = await freePort()
       const running = await start(server.path, join(workdir, RUN_PROJECT), port, { WEBHOOK_SECRET: secret })
       try {
@@ -664,6 +664,10 @@ async function checkCliLines(sources: readonly Source[]): Promise<void> {
         await running.stop()
       }
     }
+    await inParallel(
+      servers.map((server) => () => tryServer(server)),
+      JOBS,
+    )
     return `${commands.length} lines × ${servers.length} servers`
   })
 }
