@@ -8,11 +8,13 @@
  *   (an untyped peer with its `@types` as an optional peer); the Web build imports no Node built-in;
  * - publint (every message, suggestions included, fails the check);
  * - attw with its default `strict` profile and no rule ignored: node10, node16 from CJS and from
- *   ESM, and bundler must all resolve with no problem.
+ *   ESM, and bundler must all resolve with no problem;
+ * - `pnpm -r pack` at the root packs exactly the public packages: pnpm packs a private package too
+ *   whenever it has a version, so the workspace's own (the testkit) must have none.
  *
  * Run after `pnpm build`: `pnpm check:packages`. Exits 1 on any problem.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -23,6 +25,7 @@ import {
   type Manifest,
   pack,
   publicPackages,
+  ROOT,
   readTarball,
   rootBin,
   run,
@@ -52,7 +55,7 @@ const workdir = mkdtempSync(join(tmpdir(), 'hookguard-check-'))
 let failed = 0
 try {
   const packages = publicPackages()
-  const reports = await Promise.all(packages.map((pkg) => checkPackage(pkg)))
+  const reports = await Promise.all([...packages.map((pkg) => checkPackage(pkg)), checkRecursivePack(packages)])
   for (const { name, problems, notes } of reports) {
     const verdict = problems.length === 0 ? 'ok' : `${problems.length} problem(s)`
     console.log(`\n${name}: ${verdict}`)
@@ -61,7 +64,7 @@ try {
     if (problems.length > 0) failed++
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
-  console.log(`\ncheck-packages: ${packages.length - failed} passed, ${failed} failed (${seconds} s)`)
+  console.log(`\ncheck-packages: ${reports.length - failed} passed, ${failed} failed (${seconds} s)`)
 } catch (error) {
   failed++
   console.error(signal.aborted ? `check-packages: timed out after ${TIMEOUT_MS / 1000} s` : error)
@@ -88,6 +91,26 @@ async function checkPackage(pkg: WorkspacePackage): Promise<Report> {
   checkPackedManifest(packed, entries, report)
   checkImports(pkg, packed, entries, report)
   await Promise.all([runPublint(tarball, report), runAttw(tarball, report)])
+  return report
+}
+
+/**
+ * `pnpm -r pack`, as a maintainer types it: pnpm packs every workspace package that has a name and
+ * a version, private or not (`private` only stops `publish`). Only the public ones may come out.
+ */
+async function checkRecursivePack(packages: readonly WorkspacePackage[]): Promise<Report> {
+  const report: Report = { name: '`pnpm -r pack` at the root', problems: [], notes: [] }
+  const destination = mkdtempSync(join(workdir, 'recursive-'))
+  const result = await run('pnpm', ['-r', 'pack', '--pack-destination', destination], { cwd: ROOT, signal })
+  if (result.code !== 0) {
+    report.problems.push(`pnpm -r pack exited ${result.code}\n${tail(result)}`)
+    return report
+  }
+  const packed = readdirSync(destination).sort()
+  const expected = packages.map(({ manifest }) => `${manifest.name.replace(/^@/, '').replace('/', '-')}-${manifest.version}.tgz`).sort()
+  for (const file of packed.filter((file) => !expected.includes(file))) report.problems.push(`packs ${file}, which is not a public package`)
+  for (const file of expected.filter((file) => !packed.includes(file))) report.problems.push(`does not pack ${file}`)
+  report.notes.push(`${packed.length} tarballs: ${packed.join(', ')}`)
   return report
 }
 

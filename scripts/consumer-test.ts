@@ -9,6 +9,10 @@
  *   emitted by tsc and run with node;
  * - `ts-bundler/`: TypeScript, `module: esnext`, `moduleResolution: bundler`: core + Hono + client,
  *   type-checked, emitted and run;
+ * - `ts-koa/` and `ts-koa-bodyparser/`: what the Koa adapter declares on `ctx.request` type-checks
+ *   alone, and beside the declarations of @koa/bodyparser and koa-bodyparser's @types;
+ * - a second folder with only core and redis installed (no @hookguard/client, an optional peer):
+ *   a dedupe-only app and the token store type-check, with and without `skipLibCheck`;
  * - which build each export condition picks (`node --conditions=…`), and, where the workspace has
  *   them installed (runtimes/), which build Bun and Deno pick and that it verifies there.
  *
@@ -20,7 +24,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { pack, publicPackages, ROOT, type RunResult, run, tail } from './lib/packages.ts'
+import { packAll, publicPackages, ROOT, type RunResult, run, tail } from './lib/packages.ts'
 
 const TIMEOUT_S = Number(process.env.HOOKGUARD_CONSUMER_TIMEOUT ?? 300)
 const KEEP = process.argv.includes('--keep')
@@ -42,11 +46,23 @@ const INSTALL = [
   // package ships its own, without the Options @types/koa names. Koa itself uses ~1.0, Express
   // gets its newer one nested.
   'content-disposition@~1.0.1',
+  // Body parsers that declare ctx.request.body and rawBody, as @hookguard/koa does.
+  '@koa/bodyparser@^6',
+  'koa-bodyparser@^4',
+  '@types/koa-bodyparser@^4',
+]
+/** The second project: @hookguard/redis without the optional @hookguard/client. */
+const REDIS_ONLY_INSTALL = [
+  'redis@^5',
+  `typescript@${rootManifest.devDependencies.typescript}`,
+  `@types/node@${rootManifest.devDependencies['@types/node']}`,
 ]
 
 const started = Date.now()
 const signal = AbortSignal.timeout(TIMEOUT_S * 1000)
 const workdir = mkdtempSync(join(tmpdir(), 'hookguard-consumer-'))
+// Apart from workdir: nothing of workdir/node_modules may be found from here.
+const redisOnly = mkdtempSync(join(tmpdir(), 'hookguard-consumer-redis-'))
 let passed = 0
 let failed = 0
 
@@ -80,9 +96,9 @@ async function sh(cwd: string, command: string, args: string[], input?: string):
  * the types content-disposition 1.x ships), so it is shown but does not fail the check; one in
  * the project's sources or in @hookguard/* declarations does.
  */
-async function tsc(project: string): Promise<string | undefined> {
-  const tscBin = join(workdir, 'node_modules', 'typescript', 'bin', 'tsc')
-  const result = await run('node', [tscBin, '-p', 'tsconfig.json'], { cwd: join(workdir, project), signal })
+async function tsc(project: string, root = workdir, extra: string[] = []): Promise<string | undefined> {
+  const tscBin = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  const result = await run('node', [tscBin, '-p', 'tsconfig.json', ...extra], { cwd: join(root, project), signal })
   if (result.code === 0) return undefined
   const errors = result.stdout.split('\n').filter((line) => /error TS\d+/.test(line))
   const foreign = errors.filter((line) => line.includes('node_modules/') && !line.includes('node_modules/@hookguard/'))
@@ -100,7 +116,7 @@ try {
   const tarballs = new Map<string, string>()
   await check('pack every package', async () => {
     mkdirSync(join(workdir, 'tarballs'))
-    for (const pkg of publicPackages()) tarballs.set(pkg.name, await pack(pkg, join(workdir, 'tarballs'), signal))
+    for (const [name, file] of await packAll(join(workdir, 'tarballs'), signal)) tarballs.set(name, file)
     return [...tarballs.keys()].join(', ')
   })
 
@@ -146,6 +162,32 @@ try {
   await check('ts-bundler: the emitted program runs', async () => {
     return (await sh('ts-bundler', 'node', ['out/index.js'])).stdout.trim()
   })
+  // Two programs each, side by side: tsc uses one core.
+  await Promise.all([
+    check('ts-koa: ctx.request.body and rawBody typed by @hookguard/koa alone', () => tsc('ts-koa')),
+    check('ts-koa-bodyparser: @hookguard/koa beside @koa/bodyparser and @types/koa-bodyparser, skipLibCheck false', () =>
+      tsc('ts-koa-bodyparser'),
+    ),
+  ])
+  await check('redis without @hookguard/client: npm install core and redis only', async () => {
+    const core = tarballs.get('@hookguard/core')
+    const redis = tarballs.get('@hookguard/redis')
+    if (core === undefined || redis === undefined) throw new Error('core or redis was not packed')
+    writeRedisOnly()
+    const args = ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', core, redis, ...REDIS_ONLY_INSTALL]
+    const result = await run('npm', args, { cwd: redisOnly, signal })
+    if (result.code !== 0) throw new Error(`npm install exited ${result.code}\n${tail(result)}`)
+    if (existsSync(join(redisOnly, 'node_modules', '@hookguard', 'client'))) throw new Error('@hookguard/client was installed')
+    return `${REDIS_ONLY_INSTALL.length} registry packages, no @hookguard/client`
+  })
+  await Promise.all([
+    check('redis without @hookguard/client: the dedupe store and the token store type-check, skipLibCheck false', () =>
+      tsc('app', redisOnly),
+    ),
+    check('redis without @hookguard/client: the token store is typed, not any, with skipLibCheck', () =>
+      tsc('app', redisOnly, ['--skipLibCheck']),
+    ),
+  ])
   await check('conditions: edge-light, workerd, worker, browser → Web build; bun, deno, node → Node build; both verify', async () => {
     const picks: string[] = []
     for (const [condition, build] of [
@@ -181,8 +223,8 @@ try {
   failed++
   console.log(`✗ ${error instanceof Error ? error.message : String(error)}`)
 } finally {
-  if (KEEP) console.log(`kept ${workdir}`)
-  else rmSync(workdir, { recursive: true, force: true })
+  if (KEEP) console.log(`kept ${workdir} and ${redisOnly}`)
+  else for (const dir of [workdir, redisOnly]) rmSync(dir, { recursive: true, force: true })
 }
 console.log(`consumer: ${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`)
 process.exitCode = failed === 0 ? 0 : 1
@@ -498,6 +540,88 @@ const client = createClient({ baseUrl: 'http://127.0.0.1:9', appId: 'a', appSecr
 const failure = await client.token().catch((error: unknown) => error)
 if (!(failure instanceof ApiError) || failure.code !== 'invalid_client') throw new Error('client error')
 console.log('hono oauth2 token 200, delivery 200, forged 401; client ApiError invalid_client')
+`,
+  )
+
+  // Koa: what the adapter sets on ctx.request, typed by its own declarations…
+  const koaTsconfig = `${JSON.stringify(
+    {
+      compilerOptions: {
+        module: 'nodenext',
+        target: 'es2022',
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        skipLibCheck: false,
+        noEmit: true,
+        types: ['node'],
+      },
+      include: ['src'],
+    },
+    null,
+    2,
+  )}\n`
+  write('ts-koa/package.json', '{ "type": "module" }\n')
+  write('ts-koa/tsconfig.json', koaTsconfig)
+  write(
+    'ts-koa/src/index.ts',
+    `import { webhook } from '@hookguard/koa'
+import Koa from 'koa'
+
+new Koa().use(webhook({ auth: { mode: 'none' } })).use((ctx) => {
+  const payload: unknown = ctx.request.body
+  const text: string = ctx.request.rawBody
+  ctx.body = { payload, length: text.length }
+})
+`,
+  )
+  // …and beside the body parsers' declarations of the same fields, which must merge with them.
+  write('ts-koa-bodyparser/package.json', '{ "type": "module" }\n')
+  write('ts-koa-bodyparser/tsconfig.json', koaTsconfig)
+  write(
+    'ts-koa-bodyparser/src/index.ts',
+    `import { webhook } from '@hookguard/koa'
+import { bodyParser } from '@koa/bodyparser'
+import Koa from 'koa'
+import koaBodyParser from 'koa-bodyparser'
+
+const app = new Koa()
+app.use(webhook({ auth: { mode: 'none' } })).use((ctx) => {
+  const text: string = ctx.request.rawBody
+  ctx.body = { payload: ctx.request.body as unknown, length: text.length }
+})
+new Koa().use(bodyParser()).use(koaBodyParser())
+`,
+  )
+}
+
+/** A dedupe-only app and a token store, where @hookguard/client is not installed. */
+function writeRedisOnly(): void {
+  const file = (path: string, text: string) => {
+    mkdirSync(dirname(join(redisOnly, path)), { recursive: true })
+    writeFileSync(join(redisOnly, path), text)
+  }
+  file('package.json', `${JSON.stringify({ name: 'hookguard-consumer-redis', private: true, type: 'module' }, null, 2)}\n`)
+  file(
+    'app/tsconfig.json',
+    `${JSON.stringify({ compilerOptions: { module: 'nodenext', target: 'es2022', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] }, include: ['*.ts'] }, null, 2)}\n`,
+  )
+  file(
+    'app/index.ts',
+    `import { createReceiver } from '@hookguard/core'
+import { redisDedupeStore, redisTokenStore } from '@hookguard/redis'
+import { createClient } from 'redis'
+
+const redis = createClient({ url: process.env.REDIS_URL })
+const receiver = createReceiver({ auth: { mode: 'none' }, dedupe: { store: redisDedupeStore(redis) } })
+void receiver
+
+const tokens = redisTokenStore(redis)
+const token = await tokens.get()
+const accessToken: string | undefined = token?.accessToken
+void accessToken
+// A store typed \`any\` (its types lost with the optional peer) would accept this.
+// @ts-expect-error no such method
+tokens.refresh()
 `,
   )
 }

@@ -1,5 +1,5 @@
 /**
- * What check-packages.ts and consumer-test.ts share: the public packages, `pnpm pack`, reading a
+ * What check-packages.ts, consumer-test.ts and snippet-test.ts share: the public packages, `pnpm pack`, reading a
  * tarball, and running a command with a deadline.
  */
 import { spawn } from 'node:child_process'
@@ -96,6 +96,30 @@ export async function pack(pkg: WorkspacePackage, destination: string, signal?: 
   if (result.code !== 0) throw new Error(`${pkg.name}: pnpm pack failed\n${tail(result)}`)
   const { filename } = JSON.parse(result.stdout.slice(result.stdout.indexOf('{'))) as { filename: string }
   return filename
+}
+
+/**
+ * `pnpm pack` of every public package into `destination`, in one pnpm process (`pnpm -r pack`,
+ * the packages' folder only): the same tarballs as {@link pack} one by one, in a fraction of the
+ * time. Resolves the tarballs' absolute paths by package name.
+ */
+export async function packAll(destination: string, signal?: AbortSignal): Promise<Map<string, string>> {
+  const packages = publicPackages()
+  for (const pkg of packages) {
+    const main = pkg.manifest.main
+    if (typeof main === 'string' && !existsSync(join(pkg.dir, main))) {
+      throw new Error(`${pkg.name}: ${main} is missing; run \`pnpm build\` first`)
+    }
+  }
+  const result = await run('pnpm', ['-r', '--filter', './packages/*', 'pack', '--pack-destination', destination], { cwd: ROOT, signal })
+  if (result.code !== 0) throw new Error(`pnpm -r pack failed\n${tail(result)}`)
+  const tarballs = new Map<string, string>()
+  for (const { name, manifest } of packages) {
+    const file = join(destination, `${name.replace(/^@/, '').replace('/', '-')}-${manifest.version}.tgz`)
+    if (!existsSync(file)) throw new Error(`${name}: pnpm -r pack wrote no ${file}`)
+    tarballs.set(name, file)
+  }
+  return tarballs
 }
 
 export interface TarEntry {

@@ -11,7 +11,7 @@
  *   accident. Annotated, it may say more:
  *
  *       <!-- snippet: file env=workers -->                 compiled with the Workers types
- *       <!-- snippet: file run -->                         also run with node; must exit 0
+ *       <!-- snippet: file run -->                         also run (with tsx); must exit 0
  *       <!-- snippet: file deliver=secret,oauth2:/webhooks expect=204 -->
  *           a server: started on an ephemeral port (PORT), then the emulator delivers to it in
  *           each mode listed (`mode` or `mode:/path`, default path /webhooks; in mode oauth2 the

@@ -16,7 +16,8 @@ export interface DedupeOptions {
   ttl?: number
   /**
    * Seconds a delivery being handled holds its claim: a duplicate meanwhile is answered 409 with
-   * `Retry-After`; a process that dies while handling loses the claim after it. Default 300.
+   * `Retry-After` as long as the claim has been held (1 s at least, never past its expiry); a
+   * process that dies while handling loses the claim after it. Default 300.
    */
   processingTtl?: number
   /**
@@ -93,12 +94,9 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
     }
     switch (found.state) {
       case 'processing': {
-        // A store's figure is bounded here: a Retry-After of NaN or of centuries helps no sender.
-        const left = Number.isFinite(found.retryAfterMs) ? Math.min(found.retryAfterMs, processingMs) : processingMs
-        const seconds = Math.max(1, Math.ceil(left / 1000))
         // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
         const error = new WebhookError('duplicate_in_progress', 'This delivery is already being processed; try again later.', {
-          headers: { 'retry-after': String(seconds) },
+          headers: { 'retry-after': String(retryAfter(found.retryAfterMs, processingMs)) },
         })
         return { kind: 'processing', error }
       }
@@ -122,6 +120,22 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
       }
     }
   }
+}
+
+/**
+ * The `Retry-After` (whole seconds) of a 409 for a delivery whose claim has `leftMs` to run of
+ * `processingMs`: as long as the claim has been held so far, at least 1 s and at most the time it
+ * has left. A handler that has run for t is about as likely to need t more as to be done sooner,
+ * so a sender that waits as long as it was told retries after t, 2t, 4t…: promptly after a fast
+ * handler, a few times over a slow one, and never later than the claim's expiry, after which a
+ * retry is handled. The whole `processingTtl` (300 s by default) kept a sender waiting minutes
+ * for a handler that took a second. A store's figure is bounded: NaN, centuries or a claim taken
+ * with a longer TTL than ours (another instance's settings) count as just taken.
+ */
+function retryAfter(leftMs: number, processingMs: number): number {
+  const left = Number.isFinite(leftMs) && leftMs <= processingMs ? leftMs : processingMs
+  const held = processingMs - left
+  return Math.max(1, Math.min(Math.ceil(held / 1000), Math.ceil(left / 1000)))
 }
 
 /**

@@ -39,7 +39,7 @@ describe('dedupe', () => {
     expect(during.ok || [during.response.status, during.error?.code, during.response.headers['retry-after']]).toEqual([
       409,
       'duplicate_in_progress',
-      '60',
+      '1',
     ])
 
     await first.settle(true)
@@ -391,12 +391,48 @@ describe('dedupe with a store that breaks its interface', () => {
     }
   })
 
-  it('bounds a Retry-After the store cannot say to processingTtl', async () => {
-    for (const retryAfterMs of [Number.NaN, Number.MAX_VALUE, Number.POSITIVE_INFINITY]) {
-      const store: DedupeStore = { claim: async () => ({ state: 'processing', retryAfterMs }) }
-      const result = await receiverWith({ store, processingTtl: 60 }).verify(await delivery())
-      expect(result.ok || result.response.headers['retry-after'], String(retryAfterMs)).toBe('60')
+  describe('the Retry-After of a duplicate in progress', () => {
+    /** The 409's Retry-After for a duplicate `heldMs` after the first delivery claimed its key. */
+    async function retryAfterWhenHeld(heldMs: number, processingTtl = 300): Promise<string | undefined> {
+      let now = 1_700_000_000_000
+      const receiver = receiverWith({ store: memoryDedupeStore({ clock: () => now }), processingTtl })
+      const first = await receiver.verify(await delivery())
+      if (!first.ok) throw new Error('expected the first delivery to be claimed')
+      now += heldMs
+      const duplicate = await receiver.verify(await delivery())
+      return duplicate.ok ? undefined : duplicate.response.headers['retry-after']
     }
+
+    it('is as long as the claim has been held, in whole seconds rounded up', async () => {
+      expect(await retryAfterWhenHeld(1_200)).toBe('2')
+      expect(await retryAfterWhenHeld(45_000)).toBe('45')
+      expect(await retryAfterWhenHeld(120_001)).toBe('121')
+    })
+
+    it('is 1 s, not the whole processingTtl, for a claim just taken', async () => {
+      expect(await retryAfterWhenHeld(0)).toBe('1')
+      expect(await retryAfterWhenHeld(300)).toBe('1')
+    })
+
+    it('never points past the time the claim has left, after which a retry is handled', async () => {
+      expect(await retryAfterWhenHeld(290_500)).toBe('10')
+      expect(await retryAfterWhenHeld(299_999)).toBe('1')
+      expect(await retryAfterWhenHeld(50_000, 60)).toBe('10')
+    })
+
+    it('counts a figure the store cannot vouch for (NaN, centuries, a longer TTL than ours) as a claim just taken', async () => {
+      for (const retryAfterMs of [Number.NaN, Number.MAX_VALUE, Number.POSITIVE_INFINITY, 61_000]) {
+        const store: DedupeStore = { claim: async () => ({ state: 'processing', retryAfterMs }) }
+        const result = await receiverWith({ store, processingTtl: 60 }).verify(await delivery())
+        expect(result.ok || result.response.headers['retry-after'], String(retryAfterMs)).toBe('1')
+      }
+    })
+
+    it('follows what the store says is left', async () => {
+      const store: DedupeStore = { claim: async () => ({ state: 'processing', retryAfterMs: 20_000 }) }
+      const result = await receiverWith({ store, processingTtl: 60 }).verify(await delivery())
+      expect(result.ok || result.response.headers['retry-after']).toBe('20')
+    })
   })
 
   it('settles without rejecting, and within claimTimeout, whatever complete() and release() do', async () => {

@@ -39,11 +39,25 @@ describe('hookguard', () => {
     expect(stderr()).toMatch(/^Usage: hookguard <command>/)
   })
 
-  it('exits 2 for an unknown command without echoing it, which may be a mistyped secret', async () => {
+  it('exits 2 for an unknown command without echoing it when it is no near miss of a command: it may be a secret', async () => {
     const { io, stderr } = captureIo()
     expect(await run(['s3cret-typed-first'], io)).toBe(2)
-    expect(stderr()).toContain('unknown command; expected one of sign, send, listen, token')
+    expect(stderr()).toContain('unknown command (not shown: it may be a secret); expected one of sign, send, listen, token')
     expect(stderr()).not.toContain('s3cret-typed-first')
+  })
+
+  it.each([
+    ['sned', 'send'],
+    ['snd', 'send'],
+    ['sing', 'sign'],
+    ['Listen', 'listen'],
+    ['tokens', 'token'],
+  ])('names a mistyped command (%s) and the one meant (%s), and exits 2', async (typed, meant) => {
+    const { io, stderr } = captureIo()
+    expect(await run([typed], io)).toBe(2)
+    expect(stderr()).toBe(
+      `hookguard: unknown command "${typed}"; did you mean "${meant}"? (expected one of sign, send, listen, token)\nRun 'hookguard --help' for usage.\n`,
+    )
   })
 
   it('prints the version for --version', async () => {
@@ -298,7 +312,7 @@ describe('hookguard token', () => {
   it('fetches a token the way the service does and prints the JSON answer', async () => {
     const receiver = await receiverServer({ auth })
     const { io, stdout } = captureIo()
-    expect(await run(['token', `${receiver.url}/token`, '--appid', 'app-1', '--secret', APP_SECRET], io)).toBe(0)
+    expect(await run(['token', `${receiver.url}/token`, '--appid', 'app-1', '--app-secret', APP_SECRET], io)).toBe(0)
     const answer = JSON.parse(stdout())
     expect(answer).toMatchObject({ expires_in: 7200, token_type: 'Bearer' })
     expect(answer.access_token).toEqual(expect.any(String))
@@ -318,18 +332,27 @@ describe('hookguard token', () => {
   it('exits 1 with the status and error code, and never the secret, when refused', async () => {
     const receiver = await receiverServer({ auth })
     const { io, stdout, stderr } = captureIo()
-    expect(await run(['token', `${receiver.url}/token`, '--appid', 'app-1', '--secret', 'wrong-app-secret'], io)).toBe(1)
+    expect(await run(['token', `${receiver.url}/token`, '--appid', 'app-1', '--app-secret', 'wrong-app-secret'], io)).toBe(1)
     expect(stdout()).toBe('')
     expect(stderr()).toBe(`hookguard: the token address ${receiver.url}/token answered 401 (invalid_client)\n`)
   })
 
   it('exits 2 without --appid, or without a secret', async () => {
     const noId = captureIo()
-    expect(await run(['token', 'http://127.0.0.1:9/token', '--secret', 's'], noId.io)).toBe(2)
+    expect(await run(['token', 'http://127.0.0.1:9/token', '--app-secret', 's'], noId.io)).toBe(2)
     expect(noId.stderr()).toContain('--appid is required')
     const noSecret = captureIo()
     expect(await run(['token', 'http://127.0.0.1:9/token', '--appid', 'a'], noSecret.io)).toBe(2)
-    expect(noSecret.stderr()).toContain('HOOKGUARD_APP_SECRET')
+    expect(noSecret.stderr()).toContain('--app-secret or the HOOKGUARD_APP_SECRET environment variable is required')
+  })
+
+  it('refuses --secret, the signing secret in every other command, and points to --app-secret, sending nothing', async () => {
+    const receiver = await receiverServer({ auth })
+    const { io, stderr } = captureIo()
+    expect(await run(['token', `${receiver.url}/token`, '--appid', 'app-1', '--secret', APP_SECRET], io)).toBe(2)
+    expect(stderr()).toContain('--secret is the signing secret (mode secret); the token address takes the app secret: --app-secret')
+    expect(stderr()).not.toContain(APP_SECRET)
+    expect(receiver.requests).toHaveLength(0)
   })
 })
 

@@ -4,6 +4,7 @@ import {
   type FastifyWebhookDelivery,
   type FastifyWebhookOptions,
   frameworkErrors,
+  type LoggedRequest,
   logSerializers,
   notFoundHandler,
   requireWebhook,
@@ -11,7 +12,7 @@ import {
   type WebhookVariables,
   webhook,
 } from '@hookguard/fastify'
-import Fastify, { type FastifyPluginAsync, type FastifyRequest } from 'fastify'
+import Fastify, { type FastifyLoggerOptions, type FastifyPluginAsync, type FastifyRequest } from 'fastify'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 
 // The type assertions are checked by `tsc`; the runtime assertions pin the export list.
@@ -32,6 +33,27 @@ describe('@hookguard/fastify', () => {
       'tokenEndpoint',
       'webhook',
     ])
+  })
+
+  it('types logSerializers.req as Fastify declares its logger: optional fields absent, never undefined (exactOptionalPropertyTypes)', () => {
+    expectTypeOf(logSerializers.req).returns.toEqualTypeOf<LoggedRequest>()
+    expectTypeOf<LoggedRequest>().toEqualTypeOf<{
+      method: string
+      url: string
+      version?: string
+      host: string
+      remoteAddress: string
+      remotePort?: number
+    }>()
+    const serializers: FastifyLoggerOptions['serializers'] = logSerializers
+    expect(serializers).toBe(logSerializers)
+    const request = { method: 'POST', url: '/webhooks', headers: {}, host: 'localhost', ip: '127.0.0.1', socket: {} }
+    expect(logSerializers.req(request as unknown as FastifyRequest)).toStrictEqual({
+      method: 'POST',
+      url: '/webhooks',
+      host: 'localhost',
+      remoteAddress: '127.0.0.1',
+    })
   })
 
   it('types request.webhook on every Fastify request as possibly absent: a route outside the scope has none', () => {

@@ -21,16 +21,24 @@ export interface WebhookVariables<Payload = unknown> {
   webhook: KoaWebhookDelivery<Payload>
 }
 
-// `ctx.request.body` and `rawBody` are left to the body parser's own types: @koa/bodyparser and
-// @types/koa-bodyparser declare them differently, and a third declaration would break one of them.
 declare module 'koa' {
   interface DefaultState {
     /** The verified delivery, set by `webhook()` before the next middleware runs. */
     webhook?: KoaWebhookDelivery
   }
+  // What webhook() sets on the request, declared word for word as @koa/bodyparser and
+  // @types/koa-bodyparser 4 declare it: identical declarations merge, any other one is a conflict
+  // (TS2717) for an app that has both. rawBody is a string on a webhook route (and behind those
+  // parsers), as they declare it.
+  interface Request {
+    /** The parsed body: on a webhook route, the delivery's payload. */
+    body?: unknown
+    /** The body as text (UTF-8): on a webhook route, the body received. */
+    rawBody: string
+  }
 }
 
-/** The fields body parsers put on `ctx.request`, which `webhook()` reads and sets. */
+/** The fields as they may really be before `webhook()` runs: a parser may have set them, or not. */
 type ParsedRequest = { body?: unknown; rawBody?: unknown }
 
 /**

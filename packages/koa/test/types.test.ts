@@ -1,6 +1,7 @@
 import type { StandardSchemaV1, WebhookDelivery } from '@hookguard/core'
 import * as adapter from '@hookguard/koa'
 import { type KoaWebhookOptions, tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/koa'
+import { bodyParser } from '@koa/bodyparser'
 import Router from '@koa/router'
 import Koa, { type DefaultState, type Middleware } from 'koa'
 import { describe, expect, expectTypeOf, it } from 'vitest'
@@ -52,6 +53,16 @@ describe('@hookguard/koa', () => {
     new Router().post('/hooks/:tenant', webhook({ auth: { mode: 'none' }, schema }), (ctx) => {
       expectTypeOf(ctx.state.webhook.payload).toEqualTypeOf<Order>()
     })
+  })
+
+  it('types what it sets on ctx.request: body (the payload) and rawBody (the text), as @koa/bodyparser declares them', () => {
+    new Router().post('/webhooks', webhook({ auth: { mode: 'none' } }), (ctx) => {
+      expectTypeOf(ctx.request.body).toBeUnknown()
+      expectTypeOf(ctx.request.rawBody).toEqualTypeOf<string>()
+      ctx.body = { length: ctx.request.rawBody.length }
+    })
+    // @koa/bodyparser's own declaration merges with it: the test file imports both.
+    expect(bodyParser).toBeTypeOf('function')
   })
 
   it("accepts onError 'respond' or 'throw'", () => {

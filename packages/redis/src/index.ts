@@ -4,5 +4,5 @@ export type { IoRedisClient, NodeRedisClient, RedisClient, RedisStoreFailure } f
 export { DEFAULT_COMMAND_TIMEOUT, RedisStoreError } from './command.ts'
 export type { RedisDedupeStoreOptions } from './dedupe-store.ts'
 export { DEFAULT_DEDUPE_PREFIX, redisDedupeStore } from './dedupe-store.ts'
-export type { RedisTokenStoreOptions } from './token-store.ts'
+export type { RedisTokenStore, RedisTokenStoreOptions, ReleaseLock, StoredToken } from './token-store.ts'
 export { DEFAULT_LOCK_TTL, DEFAULT_TOKEN_KEY, redisTokenStore } from './token-store.ts'

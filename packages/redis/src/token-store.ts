@@ -1,4 +1,3 @@
-import type { ReleaseLock, StoredToken, TokenStore } from '@hookguard/client'
 import { checkPrefix, checkTimeout, commandSender, DEFAULT_COMMAND_TIMEOUT, type RedisClient, uniqueToken } from './command.ts'
 
 export const DEFAULT_TOKEN_KEY = 'hookguard:token'
@@ -16,6 +15,33 @@ if not v then return 0 end
 local ok, t = pcall(cjson.decode, v)
 if ok and type(t) == 'table' and t.accessToken == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`
+
+// The token store's types are declared here, not imported from @hookguard/client: the client is an
+// optional peer, and a dedupe-only app without it must still compile (TS2307 otherwise, or with
+// skipLibCheck a store typed `any`). They are the client's own shapes, so the store fits its
+// `tokenStore` option structurally; the package's type tests pin that.
+
+/** An access token as `@hookguard/client` keeps it: its `StoredToken`. */
+export interface StoredToken {
+  accessToken: string
+  /** When the service says the token expires: milliseconds since the epoch. */
+  expiresAt: number
+  /** When the token was requested (ms). */
+  issuedAt?: number
+}
+
+/** Gives the refresh lock back. */
+export type ReleaseLock = () => void | Promise<void>
+
+/** What `redisTokenStore` returns: a `TokenStore` of `@hookguard/client`, with `lock` and `invalidate`. */
+export interface RedisTokenStore {
+  get(): Promise<StoredToken | undefined>
+  set(token: StoredToken): Promise<void>
+  /** Takes the refresh lock if no one holds it: a function that releases it, or `undefined`. */
+  lock(): Promise<ReleaseLock | undefined>
+  /** Forgets the stored token, but only if it is still `accessToken`. */
+  invalidate(accessToken: string): Promise<void>
+}
 
 export interface RedisTokenStoreOptions {
   /** Where the token is kept (as JSON); the lock is `key + ':lock'`. Default `hookguard:token`. */
@@ -44,7 +70,7 @@ export interface RedisTokenStoreOptions {
  *   tokenStore: redisTokenStore(redis, { key: 'service:token' }),
  * })
  */
-export function redisTokenStore(client: RedisClient, options: RedisTokenStoreOptions = {}): TokenStore {
+export function redisTokenStore(client: RedisClient, options: RedisTokenStoreOptions = {}): RedisTokenStore {
   const { key = DEFAULT_TOKEN_KEY, lockTtl = DEFAULT_LOCK_TTL, commandTimeout = DEFAULT_COMMAND_TIMEOUT } = options
   checkPrefix(key, 'key', 'redisTokenStore')
   checkTimeout(commandTimeout, 'redisTokenStore')
@@ -70,7 +96,7 @@ export function redisTokenStore(client: RedisClient, options: RedisTokenStoreOpt
       const keep = Math.max(MIN_KEEP_MS, Math.ceil(token.expiresAt - Date.now()))
       await send(['SET', key, JSON.stringify(token), 'PX', String(keep)])
     },
-    async lock(): Promise<ReleaseLock | undefined> {
+    async lock() {
       const holder = uniqueToken()
       if ((await send(['SET', lockKey, holder, 'NX', 'PX', String(lockTtl)], ['EVAL', UNLOCK, '1', lockKey, holder])) !== 'OK')
         return undefined

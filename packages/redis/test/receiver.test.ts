@@ -62,6 +62,38 @@ describe.each(flavours)('receivers deduping through Redis over $name', (flavour)
     expect(again?.ok).toBe(false)
   })
 
+  it('answers a duplicate 409 with a Retry-After as long as the claim has been held, within the time it has left', async () => {
+    const body = JSON.stringify({ event: 'order.paid', orderNo: globalThis.crypto.randomUUID() })
+    const prefix = uniquePrefix()
+    const [one, two] = await Promise.all(
+      [0, 1].map(async () => {
+        const connected = await flavour.connect(server.url)
+        open.push(connected)
+        const receiver = createReceiver({
+          auth: { mode: 'secret', secret: SECRET },
+          // The fingerprint alone, to find the claim's key in Redis.
+          dedupe: { store: redisDedupeStore(connected.client, { prefix }), processingTtl: 300, key: (_req, d) => d.fingerprint },
+        })
+        return { receiver, connected }
+      }),
+    )
+    const first = await one?.receiver.verify(await delivery(body))
+    if (!first?.ok) throw new Error('expected a claimed delivery')
+    const key = prefix + first.delivery.fingerprint
+    const retryAfter = async () => {
+      const result = await two?.receiver.verify(await delivery(body))
+      return result?.ok === false ? [result.response.status, result.response.headers['retry-after']] : result?.ok
+    }
+    // Just taken: 1 s, not the 300 s of processingTtl.
+    expect(await retryAfter()).toEqual([409, '1'])
+    // Held for 44.5 s (the claim has 255.5 s left): 45 s, in whole seconds rounded up.
+    await one?.connected.raw(['PEXPIRE', key, '255500'])
+    expect(await retryAfter()).toEqual([409, '45'])
+    // Held for 290 s: no later than its expiry, 10 s from now.
+    await one?.connected.raw(['PEXPIRE', key, '10000'])
+    expect(await retryAfter()).toEqual([409, '10'])
+  })
+
   it('lets another instance run the retry of a delivery whose handler failed', async () => {
     const body = JSON.stringify({ event: 'order.paid', orderNo: globalThis.crypto.randomUUID() })
     const [one, two] = await instances(2)

@@ -85,16 +85,16 @@ Example:
   HOOKGUARD_SECRET=whsec-… hookguard listen --mode secret --port 3000
 `
 
-export const TOKEN_HELP = `Usage: hookguard token <token_url> --appid <id> --secret <secret>
+export const TOKEN_HELP = `Usage: hookguard token <token_url> --appid <id> --app-secret <secret>
 
 Fetches an access token the way the service does before an OAuth 2.0 delivery,
 GET <token_url>?appid=…&secret=…&grant_type=client_credentials, and prints the JSON answer.
 Exits 1 when the address refuses or answers without an access_token.
 
 Options:
-  --appid <id>        The app id
-  --secret <secret>   The app secret (default: $HOOKGUARD_APP_SECRET)
-  -h, --help          Show this help
+  --appid <id>            The app id
+  --app-secret <secret>   The app secret (default: $HOOKGUARD_APP_SECRET)
+  -h, --help              Show this help
 
 Example:
   HOOKGUARD_APP_SECRET=… hookguard token http://127.0.0.1:3000/token --appid app-1

@@ -47,10 +47,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (name === 'help') return run([args[0] as string, '--help'], io)
 
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
-  if (command === undefined) {
-    // An unknown first word may be a mistyped secret; it is not echoed.
-    return usageError(io, `unknown command; expected one of ${Object.keys(COMMANDS).join(', ')}`, 'hookguard --help')
-  }
+  if (command === undefined) return usageError(io, unknownCommand(name), 'hookguard --help')
   if (wantsHelp(args)) {
     io.stdout.write(command.help)
     return 0
@@ -68,6 +65,42 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       return failure(io, error.message.replace(/^@hookguard\/emulator: /, ''))
     return failure(io, `unexpected error: ${error instanceof Error ? error.message : String(error)}`)
   }
+}
+
+/** Edits within which an unknown word is taken for a mistyped command, and named. */
+const MAX_TYPO_DISTANCE = 2
+
+/**
+ * What to say about an unknown first word. One within a couple of edits of a command is a typo
+ * (`sned`): it is quoted, with the command meant. Anything else may be a secret typed in the wrong
+ * place (a flag forgotten), so it is not echoed to a terminal or a CI log.
+ */
+function unknownCommand(word: string): string {
+  const expected = `expected one of ${Object.keys(COMMANDS).join(', ')}`
+  const nearest = Object.keys(COMMANDS)
+    .map((name) => ({ name, distance: editDistance(word.toLowerCase(), name) }))
+    .sort((a, b) => a.distance - b.distance)[0]
+  if (nearest === undefined || nearest.distance > MAX_TYPO_DISTANCE) return `unknown command (not shown: it may be a secret); ${expected}`
+  return `unknown command "${word}"; did you mean "${nearest.name}"? (${expected})`
+}
+
+/** Levenshtein distance, with a swap of two neighbours counted as one edit (`sned` → `send`). */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  )
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = rows[i] as number[]
+      const above = rows[i - 1] as number[]
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let best = Math.min((above[j] as number) + 1, (row[j - 1] as number) + 1, (above[j - 1] as number) + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, ((rows[i - 2] as number[])[j - 2] as number) + 1)
+      row[j] = best
+    }
+  }
+  return (rows[a.length] as number[])[b.length] as number
 }
 
 function usageError(io: CliIo, message: string, helpCommand: string): number {

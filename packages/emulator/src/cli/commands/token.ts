@@ -6,14 +6,20 @@ import type { CliIo } from '../io.ts'
 export async function tokenCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     appid: { type: 'string' },
-    secret: { type: 'string' },
     'app-secret': { type: 'string' },
+    // Parsed only to be refused with a pointer: in every other command --secret is the signing
+    // secret, and one flag name means one thing throughout.
+    secret: { type: 'string' },
   })
+  if (values.secret !== undefined) {
+    throw new UsageError(
+      '--secret is the signing secret (mode secret); the token address takes the app secret: --app-secret or HOOKGUARD_APP_SECRET',
+    )
+  }
   atMostPositionals(positionals, 1, 'one token URL')
   const tokenUrl = httpUrl(positionals[0], '<token_url>')
   const appId = required(values.appid, '--appid')
-  if (values.secret !== undefined && values['app-secret'] !== undefined) throw new UsageError('give --secret or --app-secret, not both')
-  const appSecret = secret(values.secret ?? values['app-secret'], '--secret', 'HOOKGUARD_APP_SECRET', io.env)
+  const appSecret = secret(values['app-secret'], '--app-secret', 'HOOKGUARD_APP_SECRET', io.env)
 
   const answer = await requestToken({ tokenUrl, appId, appSecret, fetch: io.fetch, signal: io.signal })
   io.stdout.write(`${JSON.stringify(answer, null, 2)}\n`)
