@@ -2,7 +2,7 @@ import type { DedupeStore } from '@hookguard/core'
 import { type RedisServer, startRedis } from '@hookguard/testkit/redis-server'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { redisDedupeStore } from '../src/index.ts'
-import { type Connected, flavours, uniquePrefix } from './clients.ts'
+import { type Connected, suiteFlavours, uniquePrefix, urlFor } from './clients.ts'
 
 const FINGERPRINT = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'
 
@@ -20,10 +20,10 @@ async function claimed(store: DedupeStore, key: string, ttlMs: number) {
   return found.claim
 }
 
-describe.each(flavours)('redisDedupeStore over $name', (flavour) => {
+describe.each(suiteFlavours)('redisDedupeStore over $name', (flavour) => {
   const open: Connected[] = []
   const connect = async () => {
-    const connected = await flavour.connect(server.url)
+    const connected = await flavour.connect(urlFor(flavour, server.url))
     open.push(connected)
     return connected
   }
