@@ -32,10 +32,8 @@ export interface RedisCluster {
   url: string
   /** The ports of the nodes that are masters now, as the cluster reports it. */
   masters(): Promise<number[]>
-  /** The port of the master that serves `key` now. */
-  masterOf(key: string): Promise<number>
-  /** How many of `keys` each master serves now, by port. */
-  keysPerMaster(keys: string[]): Promise<Map<number, number>>
+  /** The port of the master that serves each of `keys` now, in their order. */
+  mastersOf(keys: string[]): Promise<number[]>
   /** SIGKILLs one node, as a crash; resolves once its port is closed. */
   kill(port: number): Promise<void>
   /** Resolves once every node still running says `cluster_state:ok` and every slot has a master that runs. */
@@ -133,18 +131,12 @@ export async function startRedisCluster({ nodeTimeoutMs = 1000 }: RedisClusterOp
     async masters() {
       return (await nodesOf()).filter((node) => node.master && !node.failed).map((node) => node.port)
     },
-    async masterOf(key) {
-      return (await cluster.keysPerMaster([key])).keys().next().value as number
-    },
-    async keysPerMaster(keys) {
+    async mastersOf(keys) {
       const nodes = (await nodesOf()).filter((node) => node.master && !node.failed)
-      const counts = new Map<number, number>()
-      for (const key of keys) {
+      return keys.map((key) => {
         const slot = keySlot(key)
-        const owner = nodes.find((node) => node.slots.some(([from, to]) => slot >= from && slot <= to))
-        if (owner !== undefined) counts.set(owner.port, (counts.get(owner.port) ?? 0) + 1)
-      }
-      return counts
+        return nodes.find((node) => node.slots.some(([from, to]) => slot >= from && slot <= to))?.port ?? 0
+      })
     },
     kill,
     async healthy(timeoutMs = START_TIMEOUT_MS) {
