@@ -60,7 +60,7 @@ describe('a Redis Cluster losing a master mid-run', () => {
      * Events whose `done` mark the store could not confirm (the master was gone): it was lost, or
      * the client sent it again to the promoted replica after the store had given up waiting.
      */
-    const doneUnconfirmed = new Set<number>()
+    const doneUnconfirmed = new Map<number, string>()
     const deadline = AbortSignal.timeout(RUN_BOUND_MS)
     let killedAt = 0
     /** Events whose key the killed master served. */
@@ -75,7 +75,7 @@ describe('a Redis Cluster losing a master mid-run', () => {
       const connected = await flavour.connect(cluster.url)
       open.push(connected)
       const store = recordingUnconfirmedDone(redisDedupeStore(connected.client, { prefix, commandTimeout: COMMAND_TIMEOUT }), (key) =>
-        doneUnconfirmed.add(Number(key.split('-').pop())),
+        doneUnconfirmed.set(Number(key.split('-').pop()), name),
       )
       const receiver = createReceiver({
         auth: { mode: 'secret', secret: SECRET },
@@ -157,6 +157,7 @@ describe('a Redis Cluster losing a master mid-run', () => {
       neverHandled: EVENTS - runs.size,
       eventsOnDeadMaster: onDeadMaster.size,
       doneMarksUnconfirmed: doneUnconfirmed.size,
+      doneMarksUnconfirmedBy: count(doneUnconfirmed.values()),
       killedAfterEvents: KILL_AFTER,
       clusterWholeAgainMs: healthyAfterMs,
       unavailable: Object.fromEntries(instances.map((i) => [i.name, { answers503: i.unavailable, lastMsAfterKill: i.lastUnavailableMs }])),
@@ -193,6 +194,12 @@ function recordingUnconfirmedDone(store: DedupeStore, unconfirmed: (key: string)
       }
     },
   }
+}
+
+function count(names: Iterable<string>): Record<string, number> {
+  const counts: Record<string, number> = {}
+  for (const name of names) counts[name] = (counts[name] ?? 0) + 1
+  return counts
 }
 
 function idOf(payload: unknown): number {
