@@ -88,10 +88,11 @@ describe.each(suiteFlavours)('redisDedupeStore over $name', (flavour) => {
   it('lets the claim of a killed holder expire after its TTL', async () => {
     const prefix = uniquePrefix()
     const holder = await connect()
+    // Connected first: a cluster client takes a while to connect, which must not eat the claim's TTL.
+    const other = redisDedupeStore((await connect()).client, { prefix })
     // The holder claims, then its process dies before completing or releasing.
     await claimed(redisDedupeStore(holder.client, { prefix }), FINGERPRINT, 150)
     await holder.close()
-    const other = redisDedupeStore((await connect()).client, { prefix })
     expect((await other.claim(FINGERPRINT, 150)).state).toBe('processing')
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect((await other.claim(FINGERPRINT, 150)).state).toBe('claimed')
