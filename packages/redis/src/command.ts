@@ -6,17 +6,26 @@ export interface NodeRedisClient {
   sendCommand(args: string[]): Promise<unknown>
 }
 
-/** An ioredis client (`new Redis()` from `ioredis`, versions 5 and 6). */
+/**
+ * A node-redis Redis Cluster client (`createCluster()` from `redis`, versions 4 to 6), connected.
+ * Its raw-command method takes the command's first key, which picks the node to send it to.
+ */
+export interface NodeRedisCluster {
+  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>
+  getSlotMaster(slot: number): unknown
+}
+
+/** An ioredis client (`new Redis()` from `ioredis`, versions 5 and 6), or its Redis Cluster client (`new Cluster()`). */
 export interface IoRedisClient {
   call(command: string, ...args: string[]): Promise<unknown>
 }
 
 /**
- * Your own Redis client: node-redis or ioredis. The stores send it plain commands only (`SET`
- * with `NX`/`PX`, `GET`, `EVAL`), through the one method each library has for raw commands, so
- * no version of either is pinned.
+ * Your own Redis client: node-redis or ioredis, on a single node or a Redis Cluster. The stores
+ * send it plain commands only (`SET` with `NX`/`PX`, `GET`, `EVAL`), each on one key, through
+ * the one method each library has for raw commands, so no version of either is pinned.
  */
-export type RedisClient = NodeRedisClient | IoRedisClient
+export type RedisClient = NodeRedisClient | NodeRedisCluster | IoRedisClient
 
 /** Why a command did not succeed: the client had no connection, Redis did not answer in time, or the client or server refused it. */
 export type RedisStoreFailure = 'disconnected' | 'timeout' | 'error'
@@ -49,8 +58,9 @@ export type Send = (args: string[], undo?: string[]) => Promise<unknown>
 
 /**
  * Binds a client to one way of sending raw commands, chosen by shape: ioredis has
- * `call(command, ...args)`, node-redis `sendCommand(args)` (ioredis has a `sendCommand` too, of
- * another kind, so `call` is looked for first).
+ * `call(command, ...args)` (its `Cluster` too), node-redis `sendCommand(args)`, and node-redis's
+ * cluster `sendCommand(firstKey, isReadonly, args)`, told apart by its `getSlotMaster` (ioredis
+ * has a `sendCommand` too, of another kind, so `call` is looked for first).
  */
 export function commandSender(client: RedisClient, { prefix, timeout, label }: { prefix: string; timeout: number; label: string }): Send {
   const raw = rawSender(client, label)
@@ -94,29 +104,50 @@ export function commandSender(client: RedisClient, { prefix, timeout, label }: {
 
 /**
  * Whether the client says it has no connection: node-redis `isReady === false` (not connected
- * yet, or reconnecting), ioredis `status` `reconnecting`, `close` or `end`.
+ * yet, or reconnecting; a cluster of node-redis 4 and 5 has only `isOpen`), ioredis `status`
+ * `reconnecting`, `close` or `end` (its `Cluster` too).
  * ioredis's `wait` (lazyConnect) and `connecting` still send: the first command connects.
  */
 function disconnected(client: RedisClient): boolean {
-  const { isReady, status } = client as { isReady?: unknown; status?: unknown }
+  const { isReady, isOpen, status } = client as { isReady?: unknown; isOpen?: unknown; status?: unknown }
   if (typeof isReady === 'boolean') return !isReady
+  if (isOpen === false) return true
   return status === 'reconnecting' || status === 'close' || status === 'end'
 }
 
 function rawSender(client: RedisClient, label: string): (args: string[]) => Promise<unknown> {
   if (client !== null && typeof client === 'object') {
+    // ioredis's single-node and cluster clients alike: a cluster finds each command's keys
+    // itself (EVAL's from its key count) and sends it to the master of their slot.
     if ('call' in client && typeof client.call === 'function') {
       const io = client as IoRedisClient
       return ([command, ...rest]) => io.call(command as string, ...rest)
     }
     if ('sendCommand' in client && typeof client.sendCommand === 'function') {
+      // node-redis's cluster is told the key that routes the command. Never read-only: a read
+      // on a replica (with the cluster's `useReplicas`) may miss a claim the master just took.
+      if ('getSlotMaster' in client && typeof client.getSlotMaster === 'function') {
+        const cluster = client as NodeRedisCluster
+        return (args) => cluster.sendCommand(firstKey(args), false, args)
+      }
       const node = client as NodeRedisClient
       return (args) => node.sendCommand(args)
     }
   }
   throw new TypeError(
-    `@hookguard/redis: ${label} needs a Redis client: createClient() from redis (node-redis 4 to 6) or new Redis() from ioredis 5 or 6`,
+    `@hookguard/redis: ${label} needs a Redis client: createClient() or createCluster() from redis (node-redis 4 to 6), or new Redis() or new Cluster() from ioredis 5 or 6`,
   )
+}
+
+/**
+ * The key a command is routed by in a cluster: `EVAL script numkeys key…`'s first key, or the
+ * argument after the command's name for the others the stores send (`SET`, `GET`). Every command
+ * of the stores names one key, so it never spans two slots.
+ */
+function firstKey(args: string[]): string | undefined {
+  const [command = '', , numkeys] = args
+  if (/^EVAL(SHA)?(_RO)?$/i.test(command)) return Number(numkeys) > 0 ? args[3] : undefined
+  return args[1]
 }
 
 /**

@@ -41,8 +41,9 @@ export interface RedisDedupeStoreOptions {
  * retries later, and the delivery is still processed only once.
  *
  * Pass your own connected client: `createClient()` from `redis` (node-redis 4 to 6) or
- * `new Redis()` from `ioredis` (5 or 6). Add an `error` listener to it, as each library asks:
- * without one, a lost connection ends the process.
+ * `new Redis()` from `ioredis` (5 or 6), or their Redis Cluster clients (`createCluster()`,
+ * `new Cluster()`). Add an `error` listener to it, as each library asks: without one, a lost
+ * connection ends the process.
  *
  * @example
  * // redis: your connected client, e.g. await createClient({ url: process.env.REDIS_URL }).connect()

@@ -1,8 +1,9 @@
-import { Redis as IoRedis5 } from 'ioredis'
-import { Redis as IoRedis6 } from 'ioredis6'
-import { createClient as createNodeRedis5 } from 'redis'
-import { createClient as createNodeRedis4 } from 'redis4'
-import { createClient as createNodeRedis6 } from 'redis6'
+import { Cluster as IoCluster5, Redis as IoRedis5 } from 'ioredis'
+import { Cluster as IoCluster6, Redis as IoRedis6 } from 'ioredis6'
+import { createCluster as createNodeCluster5, createClient as createNodeRedis5 } from 'redis'
+import { createCluster as createNodeCluster4, createClient as createNodeRedis4 } from 'redis4'
+import { createCluster as createNodeCluster6, createClient as createNodeRedis6 } from 'redis6'
+import { inject } from 'vitest'
 import type { RedisClient } from '../src/index.ts'
 
 /** A connected client of one library and version, as a user would create it. */
@@ -15,6 +16,8 @@ export interface Connected {
 
 export interface Flavour {
   name: string
+  /** Whether it is a Redis Cluster client, to connect to a cluster's node (which it discovers the rest from). */
+  cluster: boolean
   connect(url: string): Promise<Connected>
 }
 
@@ -33,6 +36,7 @@ interface NodeRedisLike {
 function nodeRedis(name: string, create: (url: string) => NodeRedisLike): Flavour {
   return {
     name,
+    cluster: false,
     async connect(url) {
       const client = create(url)
       client.on('error', ignore)
@@ -57,9 +61,10 @@ interface IoRedisLike {
   disconnect(): void
 }
 
-function ioRedis(name: string, create: (url: string) => IoRedisLike): Flavour {
+function ioRedis(name: string, create: (url: string) => IoRedisLike, cluster = false): Flavour {
   return {
     name,
+    cluster,
     async connect(url) {
       const client = create(url)
       client.on('error', ignore)
@@ -75,6 +80,36 @@ function ioRedis(name: string, create: (url: string) => IoRedisLike): Flavour {
   }
 }
 
+/** What the tests need of a node-redis cluster client: its raw command takes the key that routes it. */
+interface NodeRedisClusterLike {
+  isOpen: boolean
+  on(event: 'error', listener: () => void): unknown
+  connect(): Promise<unknown>
+  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>
+  getSlotMaster(slot: number): unknown
+  disconnect(): Promise<void>
+}
+
+function nodeRedisCluster(name: string, create: (url: string) => NodeRedisClusterLike): Flavour {
+  return {
+    name,
+    cluster: true,
+    async connect(url) {
+      const client = create(url)
+      client.on('error', ignore)
+      await client.connect()
+      return {
+        client,
+        // The tests' own commands name one key, after the command's name.
+        raw: (args) => client.sendCommand(args[1], false, args),
+        async close() {
+          if (client.isOpen) await client.disconnect().catch(ignore)
+        },
+      }
+    },
+  }
+}
+
 // Each client is passed to the stores as the library made it, typed as the library types it:
 // the assignments below are the check that every supported version fits `RedisClient`.
 const stores = {
@@ -83,6 +118,11 @@ const stores = {
   nodeRedis6: (url: string) => createNodeRedis6({ url }) satisfies RedisClient,
   ioRedis5: (url: string) => new IoRedis5(url, { lazyConnect: true }) satisfies RedisClient,
   ioRedis6: (url: string) => new IoRedis6(url, { lazyConnect: true }) satisfies RedisClient,
+  nodeCluster4: (url: string) => createNodeCluster4({ rootNodes: [{ url }] }) satisfies RedisClient,
+  nodeCluster5: (url: string) => createNodeCluster5({ rootNodes: [{ url }] }) satisfies RedisClient,
+  nodeCluster6: (url: string) => createNodeCluster6({ rootNodes: [{ url }] }) satisfies RedisClient,
+  ioCluster5: (url: string) => new IoCluster5([url], { lazyConnect: true }) satisfies RedisClient,
+  ioCluster6: (url: string) => new IoCluster6([url], { lazyConnect: true }) satisfies RedisClient,
 }
 
 /** Every client the package supports, each tested against the same real server. */
@@ -93,6 +133,28 @@ export const flavours: Flavour[] = [
   ioRedis('ioredis 5', stores.ioRedis5),
   ioRedis('ioredis 6', stores.ioRedis6),
 ]
+
+/** Every Redis Cluster client the package supports, each tested against the same real cluster. */
+export const clusterFlavours: Flavour[] = [
+  nodeRedisCluster('node-redis 4 cluster', stores.nodeCluster4),
+  nodeRedisCluster('node-redis 5 cluster', stores.nodeCluster5),
+  nodeRedisCluster('node-redis 6 cluster', stores.nodeCluster6),
+  ioRedis('ioredis 5 Cluster', stores.ioCluster5, true),
+  ioRedis('ioredis 6 Cluster', stores.ioCluster6, true),
+]
+
+/** A node of the Redis Cluster that test/cluster-setup.ts started for the project, if it could. */
+export const clusterUrl: string | undefined = inject('redisClusterUrl')
+
+/** What a store suite runs over: every single-node client, and every cluster client when there is a cluster. */
+export const suiteFlavours: Flavour[] = [...flavours, ...(clusterUrl === undefined ? [] : clusterFlavours)]
+
+/** Where `flavour` connects: the cluster for a cluster client, else the single server. */
+export function urlFor(flavour: Flavour, serverUrl: string): string {
+  if (!flavour.cluster) return serverUrl
+  if (clusterUrl === undefined) throw new Error('no Redis Cluster was started for this project')
+  return clusterUrl
+}
 
 /** A key prefix of this test's own, so tests can share one server (REDIS_URL) without meeting. */
 export function uniquePrefix(): string {

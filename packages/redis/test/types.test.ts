@@ -31,8 +31,12 @@ describe('the public types', () => {
     expectTypeOf(createClient).toBeCallableWith({ baseUrl: 'https://api.example.com', appId: 'a', appSecret: 'b', tokenStore })
   })
 
-  it('takes either library’s client, and nothing without a raw-command method', () => {
+  it('takes either library’s client or cluster client, and nothing without a raw-command method', () => {
     expectTypeOf<{ sendCommand(args: string[]): Promise<unknown> }>().toExtend<RedisClient>()
+    expectTypeOf<{
+      sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>
+      getSlotMaster(slot: number): unknown
+    }>().toExtend<RedisClient>()
     expectTypeOf<{ call(command: string, ...args: string[]): Promise<unknown> }>().toExtend<RedisClient>()
     expectTypeOf<{ get(key: string): Promise<string | null> }>().not.toExtend<RedisClient>()
   })
