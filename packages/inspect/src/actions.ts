@@ -31,7 +31,8 @@ const NOT_REPLAYED = new Set(['host', 'connection', 'keep-alive', 'transfer-enco
 /** Sends one request to the receiving address and reads its answer. */
 export function sendRaw(receive: URL, { method, url, headers, body }: RawRequest, source: string): Promise<SentAnswer> {
   return new Promise((resolve, reject) => {
-    const flat: string[] = []
+    // Raw header lines keep names as written; given that way, Node adds no Host of its own.
+    const flat: string[] = ['host', receive.host]
     for (const [name, value] of headers) if (!NOT_REPLAYED.has(name.toLowerCase())) flat.push(name, value)
     flat.push('content-length', String(body.byteLength), SOURCE_HEADER, source)
     const req = httpRequest({ host: receive.hostname, port: receive.port, method, path: url, headers: flat }, (res) => {

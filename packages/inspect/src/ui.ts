@@ -17,7 +17,11 @@ import { detail, type RecordSummary, summarize } from './view.ts'
  * codes, statuses and redacted text, never a secret.
  */
 
-export const COOKIE = 'hookguard_inspect'
+/**
+ * The cookie's name carries the page's port: cookies are not kept per port, so two inspectors on
+ * one machine (or another tool on 127.0.0.1) would otherwise overwrite each other's.
+ */
+export const cookieName = (port: string) => `hookguard_inspect_${port.replace(/\D/g, '')}`
 export const TOKEN_HEADER = 'x-inspect-token'
 const MAX_REPLAYS = 20
 const EXPORTS = new Set<ExportFormat>(['send', 'curl', 'har', 'fixture', 'fixture-test'])
@@ -82,13 +86,13 @@ export function createUiApp(context: UiContext): Hono {
     const fromQuery = c.req.query('token')
     if (c.req.method === 'GET' && c.req.path === '/' && fromQuery !== undefined) {
       if (!sameToken(fromQuery, accessToken)) return c.text('Wrong access token.', 401)
-      setCookie(c, COOKIE, accessToken, { httpOnly: true, sameSite: 'Strict', path: '/' })
+      setCookie(c, cookieName(new URL(c.req.url).port), accessToken, { httpOnly: true, sameSite: 'Strict', path: '/' })
       const url = new URL(c.req.url)
       url.searchParams.delete('token')
       // The address bar and the history keep the page's address without the token.
       return c.redirect(`/${url.search}${url.hash}`, 303)
     }
-    const given = c.req.header(TOKEN_HEADER) ?? getCookie(c, COOKIE)
+    const given = c.req.header(TOKEN_HEADER) ?? getCookie(c, cookieName(new URL(c.req.url).port))
     if (!sameToken(given, accessToken)) {
       return c.text('Open the address `hookguard inspect` printed: it carries this run’s access token.', 401)
     }
@@ -104,6 +108,7 @@ export function createUiApp(context: UiContext): Hono {
   })
 
   app.get('/', (c) => c.html(PAGE))
+  app.get('/favicon.ico', (c) => c.body(null, 204))
   app.get('/app.js', (c) => c.body(APP_JS, 200, { 'content-type': 'text/javascript; charset=utf-8' }))
   app.get('/app.css', (c) => c.body(APP_CSS, 200, { 'content-type': 'text/css; charset=utf-8' }))
 

@@ -402,7 +402,8 @@ function actions(d: Detail): HTMLElement {
   const exportButtons = (['send', 'curl', 'har', 'fixture', 'fixture-test'] as const).map((format) => {
     const button = h('button', { type: 'button', 'data-testid': `export-${format}` }, format === 'send' ? 'hookguard send' : format)
     button.addEventListener('click', async () => {
-      output.textContent = await api<string>(`/api/records/${d.id}/export/${format}`)
+      const response = await fetch(`/api/records/${d.id}/export/${format}`, { credentials: 'same-origin' })
+      output.textContent = await response.text()
     })
     return button
   })
