@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
-import { type HonoWebhookOptions, webhook } from '@hookguard/hono'
+import { type HonoWebhookOptions, type WebhookVariables, webhook } from '@hookguard/hono'
 import { Hono } from 'hono'
 import { type Inspector, type InspectorOptions, startInspector } from '../src/index.ts'
 import type { InspectedRecord } from '../src/record.ts'
@@ -64,10 +64,21 @@ export async function nodeApp(handler: (req: IncomingMessage, res: ServerRespons
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
 }
 
-/** An app on @hookguard/hono with these options; its handler waits `delayMs` (so a duplicate sent meanwhile gets 409). */
+/**
+ * An app on @hookguard/hono with these options; its handler waits `delayMs` (so a duplicate sent
+ * meanwhile gets 409), and fails the first time it sees a payload with `"fail_first": true` (which
+ * releases dedupe's claim, so the same bytes can be replayed as new).
+ */
 export async function hookguardApp(options: HonoWebhookOptions, delayMs = 0): Promise<string> {
-  const app = new Hono()
+  const app = new Hono<{ Variables: WebhookVariables }>()
+  const failed = new Set<string>()
   app.post('*', webhook(options), async (c) => {
+    const delivery = c.get('webhook')
+    const payload = delivery.payload as { fail_first?: boolean }
+    if (payload?.fail_first === true && !failed.has(delivery.fingerprint)) {
+      failed.add(delivery.fingerprint)
+      return c.json({ error: 'failed_once' }, 500)
+    }
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
     return c.json({ handled: true })
   })
