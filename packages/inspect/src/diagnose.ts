@@ -168,6 +168,40 @@ export async function diagnose({ body, header, secrets, unicodeWhitespace = fals
   return { outcome: match === undefined ? 'no_match' : 'matched', ...(match && { match }), matches, tried, received8, expected8, summary }
 }
 
+/**
+ * For a delivery already verified in the service's own form: which secret signed it, one HMAC per
+ * secret at most (none with one secret), rather than every variant.
+ */
+export async function identifySecret({ body, header, secrets }: DiagnoseInput): Promise<Diagnosis> {
+  const values = (header ?? '')
+    .split(',')
+    .map((value) => value.trim().toLowerCase())
+    .filter((value) => value !== '')
+  const matched = (index: number, digest8: string): Diagnosis => {
+    const match: VariantMatch = {
+      variant: 'service',
+      secret: index + 1,
+      secretLabel: secretLabel(secrets[index] as string, index),
+      explanation: EXPLANATIONS.service,
+    }
+    return {
+      outcome: 'matched',
+      match,
+      matches: [match],
+      tried: [{ variant: 'service', secret: index + 1, digest8, matched: true }],
+      received8: values.map((value) => value.slice(0, 8)),
+      expected8: digest8,
+      summary: `Matches ${match.explanation}, with secret ${match.secretLabel}.`,
+    }
+  }
+  if (secrets.length === 1) return matched(0, (values[0] ?? '').slice(0, 8))
+  for (const [index, secret] of secrets.entries()) {
+    const digest = await sign(body, secret)
+    if (values.includes(digest)) return matched(index, digest.slice(0, 8))
+  }
+  return diagnose({ body, header, secrets })
+}
+
 /** The body's alternative texts, each only where it differs from the service's form. */
 function candidateTexts(body: Uint8Array, unicodeWhitespace: boolean): [VariantName, Uint8Array][] {
   const out: [VariantName, Uint8Array][] = []

@@ -41,6 +41,17 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const publish = (event: UiEvent) => {
     for (const listener of listeners) listener(event)
   }
+  // The first verified delivery of each fingerprint, for "repeat of #n": a lookup, not a scan of
+  // the ring per delivery. Bounded like the ring; an id the ring has dropped is no answer.
+  const firstByFingerprint = new Map<string, number>()
+  const rememberFingerprint = (record: InspectedRecord) => {
+    if (record.fingerprint === undefined || record.verdict !== 'verified') return
+    const known = firstByFingerprint.get(record.fingerprint)
+    if (known !== undefined && ring.get(known) !== undefined) return
+    firstByFingerprint.delete(record.fingerprint)
+    firstByFingerprint.set(record.fingerprint, record.id)
+    if (firstByFingerprint.size > settings.maxRecords * 2) firstByFingerprint.delete(firstByFingerprint.keys().next().value as string)
+  }
   // Presets waiting for their request to arrive, by the key the request carries; bounded.
   const presets = new Map<string, { name: string; expected: string }>()
 
@@ -56,12 +67,16 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       }
       return undefined
     },
-    firstWith: (fingerprint, before) =>
-      ring.all().find((r) => r.id < before && r.fingerprint === fingerprint && r.verdict === 'verified' && r.repeatOf === undefined),
+    firstWith: (fingerprint, before) => {
+      const id = firstByFingerprint.get(fingerprint)
+      return id === undefined || id >= before ? undefined : ring.get(id)
+    },
     complete: (record) => {
       ring.add(record)
+      rememberFingerprint(record)
       settings.onRecord?.(record)
-      publish({ type: 'record', summary: summarize(record) })
+      // Built only for an open page.
+      if (listeners.size > 0) publish({ type: 'record', summary: summarize(record) })
     },
     takePreset: (key) => {
       const preset = presets.get(key)

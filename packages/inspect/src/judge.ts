@@ -1,7 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { createReceiver, type Receiver, type WebhookEvent, type WebhookOptions, type WebhookResponse } from '@hookguard/core'
 import { payloadTooLarge } from '@hookguard/core/adapter'
-import { type Diagnosis, diagnose } from './diagnose.ts'
+import { type Diagnosis, diagnose, identifySecret } from './diagnose.ts'
 import type { InspectorSettings } from './options.ts'
 
 /** hookguard's verdict on one request, with what its events said about it. */
@@ -39,15 +38,29 @@ const VERIFIED_ANSWER: WebhookResponse = {
  * with `dedupe` would (in memory); in front of an app, the app does that and this only judges.
  */
 export function createJudge(settings: InspectorSettings, answering: boolean) {
-  // Events tell what a result does not (the hint, the form, the fingerprint); AsyncLocalStorage
-  // ties each to its request, since verifications run concurrently.
-  const seen = new AsyncLocalStorage<WebhookEvent[]>()
+  // Events tell what a result does not (the hint, the form, the fingerprint). Verifications run
+  // one at a time, so each event belongs to the one running: AsyncLocalStorage would tie them as
+  // well, but its promise hooks cost every request of the process (bench/inspect.ts).
+  let current: WebhookEvent[] | undefined
+  let queue: Promise<unknown> = Promise.resolve()
+  const oneAtATime = <T>(events: WebhookEvent[], run: () => Promise<T>): Promise<T> => {
+    const next = queue.then(async () => {
+      current = events
+      try {
+        return await run()
+      } finally {
+        current = undefined
+      }
+    })
+    queue = next.catch(() => {})
+    return next
+  }
   const auth = toWebhookAuth(settings)
   const options: WebhookOptions = {
     auth,
     maxBodySize: settings.maxBodySize,
     signatureHeader: settings.signatureHeader,
-    onEvent: (event) => seen.getStore()?.push(event),
+    onEvent: (event) => current?.push(event),
     ...(answering && { dedupe: {} }),
   }
   const receiver: Receiver = createReceiver(options, { packageName: '@hookguard/inspect' })
@@ -65,7 +78,7 @@ export function createJudge(settings: InspectorSettings, answering: boolean) {
 
     async delivery(request: CapturedRequest): Promise<Judgement> {
       const events: WebhookEvent[] = []
-      const result = await seen.run(events, () => receiver.verify(incoming(request)))
+      const result = await oneAtATime(events, () => receiver.verify(incoming(request)))
       let judgement: Judgement
       if (result.ok) {
         // The inspector's own handler succeeds at once: the delivery is remembered.
@@ -88,7 +101,8 @@ export function createJudge(settings: InspectorSettings, answering: boolean) {
         else if (event.type === 'duplicate') judgement.fingerprint = event.fingerprint
       }
       if (auth.mode === 'secret' && !request.truncated) {
-        judgement.diagnosis = await diagnose({
+        // A verified delivery needs no diagnosis, only which secret signed it.
+        judgement.diagnosis = await (judgement.verdict === 'verified' ? identifySecret : diagnose)({
           body: request.body,
           header: headerOf(request.rawHeaders, settings.signatureHeader),
           secrets: settings.secrets,
