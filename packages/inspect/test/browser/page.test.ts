@@ -324,8 +324,10 @@ describe('a narrow screen', () => {
   })
 
   it.runIf(process.env.INSPECT_SCREENSHOT !== undefined)('takes the screenshot for the docs', async () => {
-    const id = (await rows().count()) > 0 ? await newestId() : 1
-    await page.goto(`${uiOrigin}/?verdict=&#/d/${id}`)
+    // A refusal with its diagnosis: the page's reason to exist.
+    const diagnosed = rows().filter({ hasText: 'diagnosis secret_newline' }).first()
+    const id = (await diagnosed.count()) > 0 ? Number(await diagnosed.getAttribute('data-id')) : await newestId()
+    await page.goto(`${uiOrigin}/#/d/${id}`)
     await page.getByTestId('facts').waitFor()
     await page.screenshot({ path: process.env.INSPECT_SCREENSHOT as string, fullPage: false })
   })
