@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { chromiumAvailability } from './testkit/src/chromium.ts'
 import { redisAvailability } from './testkit/src/redis-server.ts'
 import { webResolution } from './vitest.shared.ts'
 
@@ -6,12 +7,17 @@ import { webResolution } from './vitest.shared.ts'
 // and how to run it; `pnpm test:redis` then fails instead of passing empty.
 const redis = redisAvailability()
 if (redis.via === undefined) console.warn(`\n  ${redis.message}\n`)
+// The inspector's page in real Chromium: likewise left out, with one line, where none is installed;
+// `pnpm test:browser` then fails.
+const chromium = chromiumAvailability()
+if (chromium.path === undefined) console.warn(`\n  ${chromium.message}\n`)
 
 export default defineConfig({
   test: {
     projects: [
       'packages/*/vitest.config.ts',
       ...(redis.via === undefined ? ['!packages/redis/vitest.config.ts'] : []),
+      ...(chromium.path === undefined ? [] : ['packages/inspect/vitest.browser.config.ts']),
       'test/vitest.config.ts',
       // The core once more on its Web build, so the default export condition is exercised too.
       {

@@ -270,6 +270,33 @@ function memoryTable(memory: NonNullable<Figures['memory']>, misses: Miss[]): st
   ].join('\n')
 }
 
+/** `hookguard inspect --forward-to`: the p50 it adds to a 1 KiB delivery on loopback must stay within 1 ms. */
+const INSPECT_TARGET_MS = 1
+
+function inspectTable(inspect: NonNullable<Figures['inspect']>, misses: Miss[]): string {
+  const met = inspect.overheadP50 <= INSPECT_TARGET_MS
+  if (!met) misses.push({ target: 'inspect', what: `the inspector adds ${inspect.overheadP50.toFixed(3)} ms (p50) to a 1 KiB delivery` })
+  const ms = (value: number) => `${value.toFixed(3)} ms`
+  return [
+    `### The inspector in front of an app (${inspect.runtime})`,
+    '',
+    `\`hookguard inspect --forward-to\` (bench/inspect.ts): ${inspect.requests} signed ${inspect.bodyBytes}-byte deliveries each way, one at a time over a kept-alive connection, straight to the app, through the inspector, and through a bare Node proxy that only pipes (what any proxy hop costs), each in its own process on loopback, in rotating blocks of 50. The inspector records each delivery and computes hookguard's verdict and diagnosis beside the forwarding.`,
+    '',
+    table(
+      ['', 'p50', 'p99'],
+      [
+        ['straight to the app', ms(inspect.direct.p50), ms(inspect.direct.p99)],
+        ['through the inspector', ms(inspect.proxied.p50), ms(inspect.proxied.p99)],
+        ['through a bare Node proxy (the hop alone)', ms(inspect.bare.p50), ms(inspect.bare.p99)],
+        ['added by the inspector', `**${ms(inspect.overheadP50)}**`, ''],
+        ['added by the bare proxy', ms(inspect.bareOverheadP50), ''],
+      ],
+    ),
+    '',
+    met ? `✓ target: at most ${INSPECT_TARGET_MS} ms added at p50.` : `✗ target: at most ${INSPECT_TARGET_MS} ms added at p50.`,
+  ].join('\n')
+}
+
 /** Log-scale grouped bars: the ratio to the floor of hookguard and each peer, per body and size. */
 export function renderSvg(results: PayloadResult[]): string {
   const names = ['hookguard', ...PEERS]
@@ -431,6 +458,7 @@ export function renderMarkdown(figures: Figures, notes: string): { markdown: str
   if (figures.instructions) sections.push(instructionsTable(figures.instructions, misses))
   if (figures.memory) sections.push(memoryTable(figures.memory, misses))
   if (figures.adversarial) sections.push(refusalTables(figures.adversarial, misses))
+  if (figures.inspect) sections.push(inspectTable(figures.inspect, misses))
   const missList = misses.length === 0 ? 'Every target is met.' : misses.map((m) => `- ✗ target ${m.target}: ${m.what}`).join('\n')
   const tables = [...sections, '### Targets not met', missList].join('\n\n')
 
@@ -462,7 +490,7 @@ ${Object.entries(figures.versions)
 \`\`\`sh
 pnpm install && pnpm build
 pnpm bench                  # everything, about 45 minutes; rewrites this page
-pnpm bench --only micro     # or web, http, instructions, memory, adversarial: one part; the others keep their last figures
+pnpm bench --only micro     # or web, http, instructions, memory, adversarial, inspect: one part; the others keep their last figures
 pnpm bench --quick          # CI smoke: short runs, prints the tables, writes nothing
 \`\`\`
 

@@ -2,7 +2,7 @@
  * `pnpm bench`: every benchmark, each in its own process, then the tables, and (on a
  * full run) docs/benchmarks.md, docs/benchmarks.svg and docs/benchmarks.json.
  *
- * Flags: `--quick` (the CI smoke: short, prints only, writes nothing), `--only micro|web|http|instructions|memory|adversarial`
+ * Flags: `--quick` (the CI smoke: short, prints only, writes nothing), `--only micro|web|http|instructions|memory|adversarial|inspect`
  * (repeatable; a full run of one part keeps the other parts' figures from docs/benchmarks.json),
  * `--no-build` (skip rebuilding stale packages), `--report` (measure nothing: rewrite the page from
  * docs/benchmarks.json and bench/notes.md).
@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url'
 import { build, staleBuilds } from '@hookguard/testkit/builds'
 import type { AdversarialFigures } from './adversarial.ts'
 import type { HttpResult } from './http.ts'
+import type { InspectFigures } from './inspect.ts'
 import type { InstructionsResult } from './instructions.ts'
 import type { PayloadResult } from './measure.ts'
 import type { AllocationResult, MemoryResult } from './memory.ts'
@@ -28,7 +29,7 @@ const RESULT_PREFIX = '@@result '
 
 const argv = process.argv.slice(2)
 const quick = argv.includes('--quick')
-const PARTS = ['micro', 'memory', 'web', 'http', 'instructions', 'adversarial'] as const
+const PARTS = ['micro', 'memory', 'web', 'http', 'instructions', 'inspect', 'adversarial'] as const
 type Part = (typeof PARTS)[number]
 const onlyArgs = argv.flatMap((a, i) => (a === '--only' ? [argv[i + 1]] : a.startsWith('--only=') ? [a.slice(7)] : []))
 const parts: Part[] = onlyArgs.length === 0 ? [...PARTS] : PARTS.filter((p) => onlyArgs.includes(p))
@@ -51,6 +52,7 @@ export interface Figures {
   http?: { runtime: string; durationS: number; sliceS?: number; rounds: number; results: HttpResult[] }
   instructions?: { runtime: string; warmup: number; requests: number; connections: number; results: InstructionsResult[] }
   adversarial?: AdversarialFigures
+  inspect?: InspectFigures
 }
 
 const children = new Set<ChildProcess>()
@@ -96,6 +98,7 @@ const BUILT_FILES = [
   'express/dist/index.js',
   'koa/dist/index.js',
   'hono/dist/index.js',
+  'inspect/dist/index.js',
 ].map((file) => join(ROOT, 'packages', file))
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -125,6 +128,7 @@ function ensureBuilt() {
     express: ['dist/index.js'],
     koa: ['dist/index.js'],
     hono: ['dist/index.js'],
+    inspect: ['dist/index.js'],
   })
   if (stale.length === 0) return
   if (argv.includes('--no-build')) {
@@ -270,6 +274,13 @@ async function main() {
     figures.instructions = await withRetry('instructions', () =>
       runChild('instructions (under callgrind)', process.execPath, [...process.execArgv, join(BENCH, 'instructions.ts'), ...quickFlag], {
         timeoutS: quick ? 600 : 2700,
+      }),
+    )
+  }
+  if (parts.includes('inspect')) {
+    figures.inspect = await withRetry('inspect', () =>
+      runChild('inspect (proxy overhead)', process.execPath, [...process.execArgv, join(BENCH, 'inspect.ts'), ...quickFlag], {
+        timeoutS: 60 * scale,
       }),
     )
   }

@@ -12,6 +12,8 @@ Commands:
   send <url>          Deliver a payload as the service does; print the answer
   listen              Receive deliveries on 127.0.0.1; print each one, verified or rejected
   token <token_url>   Fetch an access token as the service does; print the answer
+  inspect             Record deliveries (in front of your app, or as the receiver) and
+                      explain each verdict on a page on 127.0.0.1
 
 Options:
   -h, --help          Show help; 'hookguard <command> --help' for a command's
@@ -98,4 +100,37 @@ Options:
 
 Example:
   HOOKGUARD_APP_SECRET=… hookguard token http://127.0.0.1:3000/token --appid app-1
+`
+
+export const INSPECT_HELP = `Usage: hookguard inspect [--mode <mode>] [--forward-to <url>] [--port <n>] [--ui-port <n>]
+                         [--save <file>] [--json] [--host <host>] [credentials]
+
+Receives deliveries on http://127.0.0.1:<port>/ and records each one's exact bytes. With
+--forward-to it stands in front of your app: each request goes on unchanged, the app's answer
+comes back, and hookguard's own verdict (with the same settings) is recorded beside it, flagged
+when the two disagree. Without it, it answers as hookguard would. A page on
+http://127.0.0.1:<ui-port>/ shows every delivery live: headers, bytes, the text the signature
+covers, why a signature failed, replay, edit and resend, forged presets, exports, diff.
+
+Modes (default: secret) and their credentials, from the environment so that they stay out
+of shell history:
+  --mode secret     $HOOKGUARD_SECRET (several, comma-separated, while rotating)
+                    [--signature-header <name>]
+  --mode basic      --username <u> ($HOOKGUARD_USERNAME), $HOOKGUARD_PASSWORD
+  --mode oauth2     --appid <id> ($HOOKGUARD_APPID), $HOOKGUARD_APP_SECRET; token address /token
+  --mode none
+
+Options:
+  --forward-to <url>  Your app (http://localhost:3000); the request's path and query are appended
+  --port <n>          Receiving port (default: 8787; 0 picks a free one)
+  --ui-port <n>       The page's port (default: 4040; 0 picks a free one)
+  --save <file>       Keep records in an NDJSON file, reloaded on the next start
+  --json              One JSON object a line on stdout: ready, then each delivery and token request
+  --host <host>       Listen elsewhere than 127.0.0.1 (warned: it exposes what is recorded)
+  -h, --help          Show this help
+
+The page needs the access token printed with its address (one per run). Runs until Ctrl-C.
+
+Example:
+  HOOKGUARD_SECRET=whsec-… hookguard inspect --mode secret --forward-to http://localhost:3000
 `

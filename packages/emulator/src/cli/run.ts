@@ -1,11 +1,12 @@
 import packageJson from '../../package.json' with { type: 'json' }
+import { deliver } from '../deliver.ts'
 import { EmulatorError } from '../errors.ts'
 import { CommandFailure, UsageError, wantsHelp } from './args.ts'
 import { listenCommand } from './commands/listen.ts'
 import { sendCommand } from './commands/send.ts'
 import { signCommand } from './commands/sign.ts'
 import { tokenCommand } from './commands/token.ts'
-import { LISTEN_HELP, SEND_HELP, SIGN_HELP, TOKEN_HELP, TOP_HELP } from './help.ts'
+import { INSPECT_HELP, LISTEN_HELP, SEND_HELP, SIGN_HELP, TOKEN_HELP, TOP_HELP } from './help.ts'
 import { type CliIo, painter } from './io.ts'
 
 export type { CliIo, Output } from './io.ts'
@@ -20,6 +21,11 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   send: { help: SEND_HELP, run: sendCommand },
   listen: { help: LISTEN_HELP, run: listenCommand },
   token: { help: TOKEN_HELP, run: tokenCommand },
+  // Loaded only when asked for: the other commands never load the inspector's servers and page.
+  inspect: {
+    help: INSPECT_HELP,
+    run: async (args, io) => (await import('@hookguard/inspect')).inspectCommand(args, io, { deliver }),
+  },
 }
 
 /**

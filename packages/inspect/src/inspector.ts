@@ -1,0 +1,153 @@
+import { randomBytes } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createAdaptorServer } from '@hono/node-server'
+import { createCaptureHandler } from './capture.ts'
+import { createJudge } from './judge.ts'
+import { checkOptions, type InspectorOptions } from './options.ts'
+import type { InspectedRecord } from './record.ts'
+import { Ring } from './ring.ts'
+import { createUiApp, type UiEvent } from './ui.ts'
+import { summarize } from './view.ts'
+
+/** A running inspector. */
+export interface Inspector {
+  /** Where deliveries are received: `http://127.0.0.1:8787`. */
+  receiveUrl: string
+  /** The page's address, with this run's access token: open it once, the browser keeps a cookie. */
+  uiUrl: string
+  /** The page's access token; also accepted in an `X-Inspect-Token` header. */
+  accessToken: string
+  /** Every record kept, oldest first. */
+  records(): InspectedRecord[]
+  /** Stops both servers; open page streams are closed. */
+  close(): Promise<void>
+}
+
+/**
+ * Starts the inspector: the receiving address (in front of an app with `forwardTo`, or answering
+ * as hookguard would) and the page. Resolves once both listen.
+ *
+ * @example
+ * const inspector = await startInspector({ auth: { mode: 'secret', secret: process.env.HOOKGUARD_SECRET! }, forwardTo: 'http://localhost:3000' })
+ * console.log(inspector.uiUrl)
+ */
+export async function startInspector(options: InspectorOptions): Promise<Inspector> {
+  const settings = checkOptions(options)
+  const ring = new Ring({ maxRecords: settings.maxRecords, maxBytes: settings.maxBytes, save: settings.save })
+  const judge = createJudge(settings, settings.forwardTo === undefined)
+  const accessToken = settings.accessToken ?? randomBytes(24).toString('base64url')
+  const listeners = new Set<(event: UiEvent) => void>()
+  const publish = (event: UiEvent) => {
+    for (const listener of listeners) listener(event)
+  }
+  // The first verified delivery of each fingerprint, for "repeat of #n": a lookup, not a scan of
+  // the ring per delivery. Bounded like the ring; an id the ring has dropped is no answer.
+  const firstByFingerprint = new Map<string, number>()
+  const rememberFingerprint = (record: InspectedRecord) => {
+    if (record.fingerprint === undefined || record.verdict !== 'verified') return
+    const known = firstByFingerprint.get(record.fingerprint)
+    if (known !== undefined && ring.get(known) !== undefined) return
+    firstByFingerprint.delete(record.fingerprint)
+    firstByFingerprint.set(record.fingerprint, record.id)
+    if (firstByFingerprint.size > settings.maxRecords * 2) firstByFingerprint.delete(firstByFingerprint.keys().next().value as string)
+  }
+  // Presets waiting for their request to arrive, by the key the request carries; bounded.
+  const presets = new Map<string, { name: string; expected: string }>()
+
+  const capture = createCaptureHandler({
+    settings,
+    judge,
+    nextId: () => ring.nextId(),
+    tokenRequest: (hash) => {
+      const all = ring.all()
+      for (let i = all.length - 1; i >= 0; i--) {
+        const record = all[i] as InspectedRecord
+        if (record.kind === 'token' && record.tokenHash === hash) return record
+      }
+      return undefined
+    },
+    firstWith: (fingerprint, before) => {
+      const id = firstByFingerprint.get(fingerprint)
+      return id === undefined || id >= before ? undefined : ring.get(id)
+    },
+    complete: (record) => {
+      ring.add(record)
+      rememberFingerprint(record)
+      settings.onRecord?.(record)
+      // Built only for an open page.
+      if (listeners.size > 0) publish({ type: 'record', summary: summarize(record) })
+    },
+    takePreset: (key) => {
+      const preset = presets.get(key)
+      presets.delete(key)
+      return preset
+    },
+  })
+
+  const receiveServer = createServer(capture)
+  let receivePort = 0
+  let uiPort = 0
+  const urlHost = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host
+  const hostForUrl = urlHost.includes(':') ? `[${urlHost}]` : urlHost
+  const app = createUiApp({
+    settings,
+    ring,
+    accessToken,
+    receiveUrl: () => new URL(`http://${hostForUrl}:${receivePort}`),
+    allowedHosts: () => {
+      const names = ['127.0.0.1', 'localhost', '[::1]', hostForUrl.toLowerCase()]
+      return new Set(names.map((name) => `${name}:${uiPort}`))
+    },
+    subscribe: (listener) => {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    rememberPreset: (key, preset) => {
+      if (presets.size >= 100) presets.delete(presets.keys().next().value as string)
+      presets.set(key, preset)
+    },
+    cleared: () => publish({ type: 'cleared' }),
+  })
+  const uiServer = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server
+
+  try {
+    receivePort = await listen(receiveServer, settings.port, settings.host)
+    uiPort = await listen(uiServer, settings.uiPort, settings.host)
+  } catch (error) {
+    receiveServer.close()
+    uiServer.close()
+    capture.close()
+    throw error
+  }
+
+  return {
+    receiveUrl: `http://${hostForUrl}:${receivePort}`,
+    uiUrl: `http://${hostForUrl}:${uiPort}/?token=${accessToken}`,
+    accessToken,
+    records: () => ring.all(),
+    async close() {
+      capture.close()
+      await Promise.all(
+        [receiveServer, uiServer].map(
+          (server) =>
+            new Promise<void>((resolve) => {
+              server.close(() => resolve())
+              server.closeAllConnections()
+            }),
+        ),
+      )
+    },
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => reject(error)
+    server.once('error', onError)
+    server.listen(port, host, () => {
+      server.off('error', onError)
+      resolve((server.address() as AddressInfo).port)
+    })
+  })
+}

@@ -1,0 +1,158 @@
+import { DEFAULT_MAX_BODY_SIZE, DEFAULT_SIGNATURE_HEADER } from '@hookguard/core'
+import type { InspectedRecord } from './record.ts'
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_RECORDS } from './ring.ts'
+
+export const DEFAULT_PORT = 8787
+export const DEFAULT_UI_PORT = 4040
+export const DEFAULT_HOST = '127.0.0.1'
+export const DEFAULT_TOKEN_PATH = '/token'
+export const DEFAULT_FORWARD_TIMEOUT_MS = 30_000
+
+/** The settings hookguard verifies with: the app's own, so that the two verdicts can be compared. */
+export type InspectAuth =
+  | { mode: 'secret'; secret: string | readonly string[]; unicodeWhitespace?: boolean }
+  | { mode: 'basic'; username: string; password: string }
+  | { mode: 'oauth2'; appId: string; secret: string }
+  | { mode: 'none' }
+
+/** What a resend needs from the emulator: `deliver` from `@hookguard/emulator`, passed in so that neither package imports the other. */
+export type DeliverFunction = (
+  options: {
+    url: string | URL
+    payload: unknown
+    fetch?: typeof fetch
+    signal?: AbortSignal
+  } & (
+    | { mode: 'secret'; secret: string; signatureHeader?: string }
+    | { mode: 'basic'; username: string; password: string }
+    | { mode: 'oauth2'; tokenUrl: string | URL; appId: string; appSecret: string }
+    | { mode: 'none' }
+  ),
+) => Promise<{ status: number; headers: Record<string, string>; body: string }>
+
+export interface InspectorOptions {
+  auth: InspectAuth
+  /** The app to put the inspector in front of (`http://localhost:3000`). Without it, the inspector answers as hookguard would. */
+  forwardTo?: string
+  /** Where deliveries are received. Default 8787; 0 picks a free port. */
+  port?: number
+  /** Where the page is served. Default 4040; 0 picks a free port. */
+  uiPort?: number
+  /** Default `127.0.0.1`. Anything else exposes the inspector's recordings to that network: the command warns. */
+  host?: string
+  /** An NDJSON file the records are kept in and reloaded from. */
+  save?: string
+  /** Default 1 MiB, as the receiver's. */
+  maxBodySize?: number
+  /** Default `X-Service-Hmac-Signature`. */
+  signatureHeader?: string
+  /** Mode `oauth2`: the token acquisition address's path. Default `/token`. */
+  tokenPath?: string
+  /** How long the app may take to answer before the sender gets 504. Default 30 s. */
+  forwardTimeoutMs?: number
+  /** Ring bounds: default 500 records and 64 MiB. */
+  maxRecords?: number
+  maxBytes?: number
+  /** For edit-and-resend and the presets that go through the emulator; without it, those actions answer 501. */
+  deliver?: DeliverFunction
+  /** Each record once it is complete, in order of completion. */
+  onRecord?: (record: InspectedRecord) => void
+  /** The page's access token; default a random one per run. */
+  accessToken?: string
+}
+
+/** {@link InspectorOptions} with every default applied and every value checked, once. */
+export interface InspectorSettings {
+  auth: InspectAuth
+  secrets: readonly string[]
+  forwardTo: URL | undefined
+  port: number
+  uiPort: number
+  host: string
+  save: string | undefined
+  maxBodySize: number
+  signatureHeader: string
+  tokenPath: string
+  forwardTimeoutMs: number
+  maxRecords: number
+  maxBytes: number
+  deliver: DeliverFunction | undefined
+  onRecord: ((record: InspectedRecord) => void) | undefined
+  accessToken: string | undefined
+}
+
+const fail = (message: string): never => {
+  throw new TypeError(`@hookguard/inspect: ${message}`)
+}
+
+function checkPort(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 0 || value > 65535) fail(`${name} must be a whole number from 0 to 65535`)
+  return value
+}
+
+export function checkOptions({
+  auth,
+  forwardTo,
+  port = DEFAULT_PORT,
+  uiPort = DEFAULT_UI_PORT,
+  host = DEFAULT_HOST,
+  save,
+  maxBodySize = DEFAULT_MAX_BODY_SIZE,
+  signatureHeader = DEFAULT_SIGNATURE_HEADER,
+  tokenPath = DEFAULT_TOKEN_PATH,
+  forwardTimeoutMs = DEFAULT_FORWARD_TIMEOUT_MS,
+  maxRecords = DEFAULT_MAX_RECORDS,
+  maxBytes = DEFAULT_MAX_BYTES,
+  deliver,
+  onRecord,
+  accessToken,
+}: InspectorOptions): InspectorSettings {
+  if (typeof auth !== 'object' || auth === null) fail('auth is required: { mode, … }')
+  let secrets: readonly string[] = []
+  switch (auth.mode) {
+    case 'secret':
+      secrets = typeof auth.secret === 'string' ? [auth.secret] : [...auth.secret]
+      if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s === ''))
+        fail('auth.secret must be one or more non-empty secrets')
+      break
+    case 'basic':
+      if (!auth.username || !auth.password) fail('auth.username and auth.password are required')
+      break
+    case 'oauth2':
+      if (!auth.appId || !auth.secret) fail('auth.appId and auth.secret are required')
+      break
+    case 'none':
+      break
+    default:
+      fail('auth.mode must be one of secret, basic, oauth2, none')
+  }
+  let target: URL | undefined
+  if (forwardTo !== undefined) {
+    if (!URL.canParse(forwardTo)) fail('forwardTo must be an http:// URL')
+    target = new URL(forwardTo)
+    if (target.protocol !== 'http:') fail('forwardTo must be an http:// URL (the app on this machine)')
+    if (target.search !== '' || target.hash !== '') fail('forwardTo takes no query or fragment: the request’s own is appended')
+  }
+  if (!Number.isInteger(maxBodySize) || maxBodySize < 1) fail('maxBodySize must be a positive integer')
+  if (!Number.isInteger(forwardTimeoutMs) || forwardTimeoutMs < 1) fail('forwardTimeoutMs must be a positive integer')
+  if (!tokenPath.startsWith('/')) fail('tokenPath must start with /')
+  if (accessToken !== undefined && !/^[A-Za-z0-9_-]{16,}$/.test(accessToken)) fail('accessToken must be 16 or more URL-safe characters')
+  return {
+    auth,
+    secrets,
+    forwardTo: target,
+    port: checkPort(port, 'port'),
+    uiPort: checkPort(uiPort, 'uiPort'),
+    host,
+    save,
+    maxBodySize,
+    signatureHeader,
+    tokenPath,
+    forwardTimeoutMs,
+    maxRecords,
+    maxBytes,
+    deliver,
+    onRecord,
+    accessToken,
+  }
+}

@@ -1,0 +1,295 @@
+import { timingSafeEqual } from 'node:crypto'
+import { type Context, Hono } from 'hono'
+import { getCookie, setCookie } from 'hono/cookie'
+import { streamSSE } from 'hono/streaming'
+import { type Preset, presetRequest, presetsFor, replay, type SentAnswer, sendRaw } from './actions.ts'
+import { diffRecords } from './diff.ts'
+import { type ExportFormat, exportAs } from './export.ts'
+import type { InspectorSettings } from './options.ts'
+import { APP_CSS, APP_JS } from './page/bundle.generated.ts'
+import type { InspectedRecord } from './record.ts'
+import type { Ring } from './ring.ts'
+import { detail, type RecordSummary, summarize } from './view.ts'
+
+/**
+ * The page's server: loopback only, one access token per run, the `Host` header checked (DNS
+ * rebinding), a foreign `Origin` refused on every action, and a strict CSP. It sends the page
+ * codes, statuses and redacted text, never a secret.
+ */
+
+/**
+ * The cookie's name carries the page's port: cookies are not kept per port, so two inspectors on
+ * one machine (or another tool on 127.0.0.1) would otherwise overwrite each other's.
+ */
+export const cookieName = (port: string) => `hookguard_inspect_${port.replace(/\D/g, '')}`
+export const TOKEN_HEADER = 'x-inspect-token'
+const MAX_REPLAYS = 20
+const EXPORTS = new Set<ExportFormat>(['send', 'curl', 'har', 'fixture', 'fixture-test'])
+
+/** No inline script or style, nothing from elsewhere: a payload that slips into markup cannot run. */
+export const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>hookguard inspect</title>
+<link rel="stylesheet" href="/app.css">
+</head>
+<body>
+<div id="app"><p class="connecting">Connecting…</p></div>
+<script src="/app.js"></script>
+</body>
+</html>
+`
+
+export interface UiContext {
+  settings: InspectorSettings
+  ring: Ring
+  accessToken: string
+  /** The receiving address, for actions and exports. */
+  receiveUrl(): URL
+  /** The host names (with the port) the page answers to. */
+  allowedHosts(): Set<string>
+  subscribe(listener: (event: UiEvent) => void): () => void
+  rememberPreset(key: string, preset: { name: string; expected: string }): void
+  cleared(): void
+}
+
+export type UiEvent = { type: 'record'; summary: RecordSummary } | { type: 'deleted'; id: number } | { type: 'cleared' }
+
+function sameToken(given: string | undefined, expected: string): boolean {
+  if (given === undefined) return false
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+export function createUiApp(context: UiContext): Hono {
+  const { settings, ring, accessToken } = context
+  const app = new Hono()
+
+  app.use('*', async (c, next) => {
+    // DNS rebinding: a hostile page's name resolved to 127.0.0.1 still says its own name in Host.
+    const host = c.req.header('host')?.toLowerCase()
+    if (host === undefined || !context.allowedHosts().has(host)) {
+      return c.text('This inspector answers only to its own address.', 421, securityHeaders())
+    }
+    await next()
+    for (const [name, value] of Object.entries(securityHeaders())) c.header(name, value)
+  })
+
+  app.use('*', async (c, next) => {
+    // The token in the address once, then a cookie the browser sends to this origin only.
+    const fromQuery = c.req.query('token')
+    if (c.req.method === 'GET' && c.req.path === '/' && fromQuery !== undefined) {
+      if (!sameToken(fromQuery, accessToken)) return c.text('Wrong access token.', 401)
+      setCookie(c, cookieName(new URL(c.req.url).port), accessToken, { httpOnly: true, sameSite: 'Strict', path: '/' })
+      const url = new URL(c.req.url)
+      url.searchParams.delete('token')
+      // The address bar and the history keep the page's address without the token.
+      return c.redirect(`/${url.search}${url.hash}`, 303)
+    }
+    const given = c.req.header(TOKEN_HEADER) ?? getCookie(c, cookieName(new URL(c.req.url).port))
+    if (!sameToken(given, accessToken)) {
+      return c.text('Open the address `hookguard inspect` printed: it carries this run’s access token.', 401)
+    }
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+      // Actions only from this page: a foreign Origin, or a browser that says the request is cross-site, is refused.
+      const origin = c.req.header('origin')
+      const host = c.req.header('host')?.toLowerCase()
+      if (origin !== undefined && origin.toLowerCase() !== `http://${host}`) return c.text('Foreign origin.', 403)
+      const site = c.req.header('sec-fetch-site')
+      if (site !== undefined && site !== 'same-origin' && site !== 'none') return c.text('Cross-site request.', 403)
+    }
+    await next()
+  })
+
+  app.get('/', (c) => c.html(PAGE))
+  app.get('/favicon.ico', (c) => c.body(null, 204))
+  app.get('/app.js', (c) => c.body(APP_JS, 200, { 'content-type': 'text/javascript; charset=utf-8' }))
+  app.get('/app.css', (c) => c.body(APP_CSS, 200, { 'content-type': 'text/css; charset=utf-8' }))
+
+  app.get('/api/state', (c) =>
+    c.json({
+      mode: settings.auth.mode,
+      forwardTo: settings.forwardTo?.origin ?? null,
+      receive: context.receiveUrl().origin,
+      maxBodySize: settings.maxBodySize,
+      presets: presetsFor(settings.auth.mode),
+      canResend: settings.deliver !== undefined,
+      records: ring.all().map((record) => summarize(record)),
+    }),
+  )
+
+  app.get('/api/records/:id', (c) => {
+    const record = found(c)
+    if (record === undefined) return notFound(c)
+    const usedBy = ring
+      .all()
+      .filter((r) => r.tokenId === record.id)
+      .map((r) => r.id)
+    return c.json(detail(record, usedBy))
+  })
+
+  app.get('/api/records/:id/export/:format', (c) => {
+    const record = found(c)
+    if (record === undefined || record.kind !== 'delivery') return notFound(c)
+    const format = c.req.param('format') as ExportFormat
+    if (!EXPORTS.has(format)) return c.json({ error: 'unknown_format' }, 400)
+    const { text, filename, type } = exportAs(format, record, exportContext(context))
+    const headers: Record<string, string> = { 'content-type': type }
+    if (c.req.query('download') !== undefined) headers['content-disposition'] = `attachment; filename="${filename}"`
+    return c.body(text, 200, headers)
+  })
+
+  app.get('/api/diff', (c) => {
+    const a = ring.get(Number(c.req.query('a')))
+    const b = ring.get(Number(c.req.query('b')))
+    if (a === undefined || b === undefined || a.kind !== 'delivery' || b.kind !== 'delivery') return notFound(c)
+    return c.json(diffRecords(a, b))
+  })
+
+  app.post('/api/records/:id/replay', async (c) => {
+    const record = found(c)
+    if (record === undefined || record.kind !== 'delivery') return notFound(c)
+    const { count = 1 } = await jsonBody<{ count?: number }>(c)
+    if (!Number.isInteger(count) || count < 1 || count > MAX_REPLAYS) return c.json({ error: 'invalid_count' }, 400)
+    return c.json({ answers: await replay(context.receiveUrl(), record, count) })
+  })
+
+  app.post('/api/resend', async (c) => {
+    const deliver = settings.deliver
+    if (deliver === undefined) return c.json({ error: 'resend_unavailable', message: 'Resending needs @hookguard/emulator.' }, 501)
+    const { path = '/', body } = await jsonBody<{ path?: string; body?: string }>(c)
+    if (typeof body !== 'string' || typeof path !== 'string' || !path.startsWith('/')) return c.json({ error: 'invalid_request' }, 400)
+    const receive = context.receiveUrl()
+    const url = new URL(path, receive)
+    // The request goes through the emulator, marked as a resend for its row.
+    const marked: typeof fetch = (input, init) => {
+      const headers = new Headers(init?.headers)
+      if (new URL(input instanceof Request ? input.url : String(input)).pathname !== settings.tokenPath) {
+        headers.set('x-hookguard-inspect-source', 'resend')
+      }
+      return fetch(input, { ...init, headers })
+    }
+    const { auth } = settings
+    const base = { url, payload: body, fetch: marked }
+    const answer = await deliver(
+      auth.mode === 'secret'
+        ? { ...base, mode: 'secret', secret: settings.secrets[0] as string, signatureHeader: settings.signatureHeader }
+        : auth.mode === 'basic'
+          ? { ...base, mode: 'basic', username: auth.username, password: auth.password }
+          : auth.mode === 'oauth2'
+            ? { ...base, mode: 'oauth2', tokenUrl: new URL(settings.tokenPath, receive), appId: auth.appId, appSecret: auth.secret }
+            : { ...base, mode: 'none' },
+    )
+    let code: string | undefined
+    try {
+      code = (JSON.parse(answer.body) as { error?: string }).error
+    } catch {
+      // Not a refusal.
+    }
+    const sent: SentAnswer = { status: answer.status, ...(typeof code === 'string' && { code }) }
+    return c.json({ answers: [sent] })
+  })
+
+  app.post('/api/preset', async (c) => {
+    const { name, path = '/', body = '{}' } = await jsonBody<{ name?: string; path?: string; body?: string }>(c)
+    const preset: Preset | undefined = presetsFor(settings.auth.mode).find((p) => p.name === name)
+    if (preset === undefined || typeof body !== 'string' || typeof path !== 'string' || !path.startsWith('/')) {
+      return c.json({ error: 'invalid_request' }, 400)
+    }
+    const key = crypto.randomUUID()
+    context.rememberPreset(key, { name: preset.name, expected: preset.expected })
+    const request = await presetRequest(settings, preset.name, path, body)
+    const answer = await sendRaw(context.receiveUrl(), request, `preset;${key}`)
+    return c.json({ answers: [answer], expected: preset.expected })
+  })
+
+  app.delete('/api/records/:id', (c) => (ring.delete(Number(c.req.param('id'))) ? c.json({ deleted: true }) : notFound(c)))
+  app.delete('/api/records', (c) => {
+    ring.clear()
+    context.cleared()
+    return c.json({ cleared: true })
+  })
+
+  app.get('/api/events', (c) =>
+    streamSSE(c, async (stream) => {
+      const queue: UiEvent[] = []
+      let wake: (() => void) | undefined
+      const unsubscribe = context.subscribe((event) => {
+        queue.push(event)
+        wake?.()
+      })
+      let open = true
+      stream.onAbort(() => {
+        open = false
+        wake?.()
+      })
+      await stream.writeSSE({ event: 'ready', data: '{}' })
+      while (open) {
+        const event = queue.shift()
+        if (event === undefined) {
+          // A comment every 15 s keeps proxies and idle timers from closing the stream.
+          await new Promise<void>((resolve) => {
+            wake = resolve
+            setTimeout(resolve, 15_000).unref()
+          })
+          wake = undefined
+          if (queue.length === 0 && open) await stream.write(': ping\n\n')
+          continue
+        }
+        await stream.writeSSE({ event: event.type, data: JSON.stringify(event.type === 'record' ? event.summary : event) })
+      }
+      unsubscribe()
+    }),
+  )
+
+  function found(c: Context): InspectedRecord | undefined {
+    const id = Number(c.req.param('id'))
+    return Number.isInteger(id) ? ring.get(id) : undefined
+  }
+
+  async function jsonBody<T>(c: Context): Promise<Partial<T>> {
+    const length = Number(c.req.header('content-length') ?? '0')
+    if (length > settings.maxBodySize + 64 * 1024) return {}
+    try {
+      const value = (await c.req.json()) as unknown
+      return typeof value === 'object' && value !== null ? (value as Partial<T>) : {}
+    } catch {
+      return {}
+    }
+  }
+
+  return app
+}
+
+function notFound(c: Context) {
+  return c.json({ error: 'not_found' }, 404)
+}
+
+function securityHeaders(): Record<string, string> {
+  return {
+    'content-security-policy': CSP,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+    'cross-origin-opener-policy': 'same-origin',
+    'cross-origin-resource-policy': 'same-origin',
+    'cache-control': 'no-store',
+  }
+}
+
+function exportContext({ settings, receiveUrl }: UiContext) {
+  const { auth } = settings
+  return {
+    url: (settings.forwardTo ?? receiveUrl()).toString(),
+    signatureHeader: settings.signatureHeader,
+    tokenPath: settings.tokenPath,
+    ...(auth.mode === 'basic' && { username: auth.username }),
+    ...(auth.mode === 'oauth2' && { appId: auth.appId }),
+  }
+}

@@ -1,0 +1,334 @@
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { sign } from '@hookguard/core'
+import { CHROMIUM_ARGS, chromiumPath } from '@hookguard/testkit/chromium'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+// The emulator depends on this package, so its deliver comes from its source here, not as a dependency.
+import { deliver } from '../../../emulator/src/deliver.ts'
+import type { Inspector } from '../../src/index.ts'
+import { cleanup, hookguardApp, inspector, SECRET, send } from '../helpers.ts'
+
+const PACKAGE = fileURLToPath(new URL('../..', import.meta.url))
+const executablePath = chromiumPath()
+if (executablePath === undefined) throw new Error('No Chromium: install it (apt-get install chromium) or set CHROMIUM_PATH')
+
+let browser: Browser
+let context: BrowserContext
+let page: Page
+let running: Inspector
+let oauth: Inspector
+let uiOrigin: string
+const dialogs: string[] = []
+const BODY = '{"event": "order.paid", "data": {"id": 42, "url": "https://shop.example.com/p?id=42&utm=x"}}'
+
+beforeAll(async () => {
+  const appUrl = await hookguardApp({ auth: { mode: 'secret', secret: SECRET }, dedupe: {} }, 400)
+  running = (await inspector({ forwardTo: appUrl, deliver })).inspector
+  oauth = (
+    await inspector({
+      auth: { mode: 'oauth2', appId: 'app-1', secret: 'app-secret-for-tests-0123456789ab' },
+      deliver,
+    })
+  ).inspector
+  uiOrigin = new URL(running.uiUrl).origin
+  browser = await chromium.launch({
+    executablePath,
+    // evil.test resolves to this machine, as a DNS-rebinding attacker's name would.
+    args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP evil.test 127.0.0.1'],
+    timeout: 30_000,
+  })
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  page = await context.newPage()
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message())
+    void dialog.dismiss()
+  })
+  await page.goto(running.uiUrl)
+  await live()
+})
+
+/** Waits for the page's stream; on a timeout, says what the page shows instead. */
+async function live(target: Page = page): Promise<void> {
+  try {
+    await target.getByTestId('status').getByText('live').waitFor({ timeout: 15_000 })
+  } catch (error) {
+    throw new Error(`the page is not live: ${await target.locator('body').textContent()}`, { cause: error })
+  }
+}
+
+afterAll(async () => {
+  await browser?.close()
+  await cleanup()
+})
+
+const rows = () => page.getByTestId('row')
+const rowById = (id: number) => page.locator(`[data-testid="row"][data-id="${id}"]`)
+
+async function newestId(): Promise<number> {
+  return Number(await rows().first().getAttribute('data-id'))
+}
+
+async function waitForRows(count: number, target: Page = page): Promise<void> {
+  await target.waitForFunction((n) => document.querySelectorAll('[data-testid="row"]').length >= n, count, { timeout: 15_000 })
+}
+
+describe('the timeline', () => {
+  it('shows a delivery as it arrives, without a reload', async () => {
+    const before = await rows().count()
+    await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) }, chunks: [BODY] })
+    await waitForRows(before + 1)
+    const row = rows().first()
+    await expect.poll(() => row.getByTestId('verdict').textContent()).toBe('verified')
+    expect(await row.textContent()).toContain('app 200')
+  })
+
+  it('opens a delivery’s detail from its permalink, with the text the signature covers', async () => {
+    const id = await newestId()
+    await page.goto(`${uiOrigin}/#/d/${id}`)
+    await page.getByTestId('covered').waitFor()
+    expect(await page.getByTestId('covered').locator('.ws').count()).toBeGreaterThan(0)
+    expect(await page.getByTestId('body-text').textContent()).toBe(BODY)
+    expect(await page.getByTestId('headers').textContent()).toContain('x-service-hmac-signature')
+  })
+})
+
+const SECRET_PRESETS = [
+  { name: 'wrong_secret', verdict: 'refused', code: 'invalid_signature', diagnosis: 'no_match' },
+  { name: 'secret_newline', verdict: 'refused', code: 'invalid_signature', diagnosis: 'secret_newline', text: 'trailing newline' },
+  { name: 'gson_body', verdict: 'refused', code: 'invalid_signature', diagnosis: 'json_stringify', text: 'JSON.stringify' },
+  { name: 'header_not_hex', verdict: 'refused', code: 'invalid_signature', hint: 'header_not_hex' },
+  { name: 'header_short', verdict: 'refused', code: 'invalid_signature', hint: 'header_wrong_length' },
+  { name: 'no_header', verdict: 'refused', code: 'missing_signature' },
+  { name: 'oversize', verdict: 'refused', code: 'payload_too_large' },
+] as const
+
+describe('the forge presets, mode secret', () => {
+  for (const preset of SECRET_PRESETS) {
+    it(`${preset.name}: ${preset.code}${'hint' in preset ? `, hint ${preset.hint}` : ''}${'diagnosis' in preset ? `, diagnosis ${preset.diagnosis}` : ''}`, async () => {
+      await page.goto(`${uiOrigin}/`)
+      await live()
+      const before = await rows().count()
+      await page.getByTestId('composer-body').fill(BODY)
+      await page.getByTestId('preset').selectOption(preset.name)
+      await page.getByTestId('send-preset').click()
+      await expect.poll(() => page.getByTestId('composer-result').textContent(), { timeout: 15_000 }).toContain(`(expected`)
+      expect(await page.getByTestId('composer-result').textContent()).toContain(preset.code)
+      await waitForRows(before + 1)
+      const row = rows().first()
+      expect(await row.getByTestId('verdict').textContent()).toBe(preset.verdict)
+      const text = (await row.textContent()) ?? ''
+      expect(text).toContain(preset.code)
+      expect(text).toContain(`preset ${preset.name}`)
+      if ('hint' in preset) expect(text).toContain(`hint ${preset.hint}`)
+      if ('diagnosis' in preset) expect(text).toContain(`diagnosis ${preset.diagnosis}`)
+      // The app behind (hookguard, same settings) agrees.
+      expect(text).not.toContain('⚠')
+      await row.click()
+      await page.getByTestId('facts').waitFor()
+      expect(await page.getByTestId('facts').textContent()).toContain(preset.code)
+      if ('text' in preset) expect(await page.getByTestId('diagnosis').textContent()).toContain(preset.text)
+    })
+  }
+})
+
+describe('the forge presets, mode oauth2', () => {
+  let oauthPage: Page
+  beforeAll(async () => {
+    oauthPage = await context.newPage()
+    await oauthPage.goto(oauth.uiUrl)
+    await live(oauthPage)
+  })
+
+  for (const [name, code] of [
+    ['expired_token', 'invalid_token'],
+    ['foreign_token', 'invalid_token'],
+    ['no_token', 'missing_token'],
+  ] as const) {
+    it(`${name}: ${code}`, async () => {
+      const before = await oauthPage.getByTestId('row').count()
+      await oauthPage.getByTestId('preset').selectOption(name)
+      await oauthPage.getByTestId('send-preset').click()
+      await waitForRows(before + 1, oauthPage)
+      const row = oauthPage.getByTestId('row').first()
+      expect(await row.getByTestId('verdict').textContent()).toBe('refused')
+      expect(await row.textContent()).toContain(code)
+    })
+  }
+
+  it('links a resent delivery to the token request that issued its token', async () => {
+    const before = await oauthPage.getByTestId('row').count()
+    await oauthPage.getByTestId('resend').click()
+    await waitForRows(before + 2, oauthPage)
+    const newest = oauthPage.getByTestId('row').first()
+    expect(await newest.getByTestId('verdict').textContent()).toBe('verified')
+    expect(await newest.textContent()).toMatch(/token #\d+/)
+    expect(await oauthPage.getByTestId('row').nth(1).textContent()).toMatch(/used by #\d+/)
+  })
+})
+
+describe('replay, edit and resend', () => {
+  let original: number
+
+  beforeAll(async () => {
+    await page.goto(`${uiOrigin}/`)
+    await live()
+    const before = await rows().count()
+    await send(`${running.receiveUrl}/orders`, { headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) }, chunks: [BODY] })
+    await waitForRows(before + 1)
+    original = await newestId()
+    await rowById(original).click()
+    await page.getByTestId('replay').waitFor()
+  })
+
+  it('replays the stored bytes: the app’s dedupe answers 200 without the handler', async () => {
+    const before = await rows().count()
+    await page.getByTestId('replay').click()
+    await expect.poll(() => page.getByTestId('action-result').textContent(), { timeout: 15_000 }).toBe('Answers: 200')
+    await waitForRows(before + 1)
+    // A repeat of the first delivery of these bytes, the one the timeline test sent.
+    expect(await rows().first().textContent()).toMatch(/repeat of #\d+/)
+    expect(await rows().first().textContent()).toContain('replay')
+  })
+
+  it('replays twice at once: one 200, one 409 duplicate_in_progress', async () => {
+    // The app fails this body the first time, which releases dedupe's claim: the two copies are new.
+    const body = '{"event":"order.paid","fail_first":true,"data":{"id":43}}'
+    const before = await rows().count()
+    await send(`${running.receiveUrl}/orders`, { headers: { 'x-service-hmac-signature': await sign(body, SECRET) }, chunks: [body] })
+    await waitForRows(before + 1)
+    const id = await newestId()
+    await rowById(id).click()
+    await page.getByTestId('replay-count').fill('2')
+    await page.getByTestId('replay').click()
+    await expect.poll(() => page.getByTestId('action-result').textContent(), { timeout: 15_000 }).toMatch(/^Answers: /)
+    const answers = ((await page.getByTestId('action-result').textContent()) ?? '').replace('Answers: ', '').split(', ').sort()
+    expect(answers).toEqual(['200', '409 duplicate_in_progress'])
+    await waitForRows(before + 3)
+    await expect.poll(() => page.getByText('duplicate (in progress)').count()).toBeGreaterThan(0)
+  })
+
+  it('edits a body and resends it, signed again through the emulator', async () => {
+    await rowById(original).click()
+    await page.getByTestId('edit').click()
+    const edited = '{"event": "order.paid", "data": {"id": 44, "note": "edited"}}'
+    await page.getByTestId('composer-body').fill(edited)
+    const before = await rows().count()
+    await page.getByTestId('resend').click()
+    await expect.poll(() => page.getByTestId('composer-result').textContent(), { timeout: 15_000 }).toBe('Answer: 200')
+    await waitForRows(before + 1)
+    const row = rows().first()
+    expect(await row.getByTestId('verdict').textContent()).toBe('verified')
+    expect(await row.textContent()).toContain('resend')
+    expect(await row.textContent()).toContain('/orders')
+  })
+})
+
+describe('export', () => {
+  it('writes a Vitest fixture that passes when run', async () => {
+    const before = await rows().count()
+    await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': 'ab'.repeat(32) }, chunks: [BODY] })
+    await waitForRows(before + 1)
+    const id = await newestId()
+    await rowById(id).click()
+    await page.getByTestId('export-fixture').click()
+    await expect.poll(() => page.getByTestId('export-output').textContent()).toContain('"bodyBase64"')
+    const fixture = (await page.getByTestId('export-output').textContent()) ?? ''
+    await page.getByTestId('export-fixture-test').click()
+    await expect.poll(() => page.getByTestId('export-output').textContent()).toContain('createReceiver')
+    const test = (await page.getByTestId('export-output').textContent()) ?? ''
+
+    const dir = join(PACKAGE, 'test', `.exported-${process.pid}`)
+    mkdirSync(dir, { recursive: true })
+    try {
+      writeFileSync(join(dir, `delivery-${id}.json`), fixture)
+      writeFileSync(join(dir, `delivery-${id}.test.ts`), test)
+      writeFileSync(
+        join(dir, 'vitest.config.ts'),
+        "import { defineConfig } from 'vitest/config'\nimport { sourceResolution } from '../../../../vitest.shared.ts'\nexport default defineConfig({ ...sourceResolution, test: { include: ['*.test.ts'] } })\n",
+      )
+      const run = spawnSync(process.execPath, [join(PACKAGE, '..', '..', 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--root', dir], {
+        cwd: dir,
+        env: { ...process.env, HOOKGUARD_SECRET: SECRET, CI: '1' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      expect(run.stdout + run.stderr).toMatch(/1 passed/)
+      expect(run.status).toBe(0)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('safety', () => {
+  it('renders a hostile payload as text: no script runs, no dialog opens', async () => {
+    const hostile = '{"name":"<img src=x onerror=\\"window.__pwned=1;alert(1)\\">","bio":"<script>window.__pwned=2;alert(2)</script>"}'
+    const before = await rows().count()
+    await send(`${running.receiveUrl}/hooks/<b>bold</b>`, {
+      headers: { 'x-service-hmac-signature': await sign(hostile, SECRET), 'x-note': '<img src=x onerror=alert(3)>' },
+      chunks: [hostile],
+    })
+    await waitForRows(before + 1)
+    const id = await newestId()
+    await rowById(id).click()
+    await page.getByTestId('body-text').waitFor()
+    expect(await page.getByTestId('body-text').textContent()).toBe(hostile)
+    expect(await page.getByTestId('payload').textContent()).toContain('<script>window.__pwned=2')
+    expect(await page.getByTestId('headers').textContent()).toContain('<img src=x onerror=alert(3)>')
+    await page.waitForTimeout(300)
+    expect(await page.evaluate(() => (window as { __pwned?: unknown }).__pwned)).toBeUndefined()
+    expect(dialogs).toEqual([])
+    expect(await page.locator('#app img, #app script').count()).toBe(0)
+  })
+
+  it('refuses a page opened without the access token', async () => {
+    const fresh = await browser.newContext()
+    try {
+      const other = await fresh.newPage()
+      const answer = await other.goto(`${uiOrigin}/`)
+      expect(answer?.status()).toBe(401)
+      expect(await other.locator('#app').count()).toBe(0)
+    } finally {
+      await fresh.close()
+    }
+  })
+
+  it('refuses a foreign Host name that resolves to this machine (DNS rebinding)', async () => {
+    const port = new URL(running.uiUrl).port
+    const answer = await page.goto(`http://evil.test:${port}/?token=${running.accessToken}`)
+    expect(answer?.status()).toBe(421)
+    await page.goto(`${uiOrigin}/`)
+  })
+})
+
+describe('a narrow screen', () => {
+  it('is usable at 360 px: no horizontal overflow in the list or the detail', async () => {
+    const narrow = await browser.newContext({ viewport: { width: 360, height: 780 } })
+    try {
+      const small = await narrow.newPage()
+      await small.goto(running.uiUrl)
+      await live(small)
+      const id = Number(await small.getByTestId('row').first().getAttribute('data-id'))
+      await small.goto(`${uiOrigin}/#/d/${id}`)
+      await small.getByTestId('facts').waitFor()
+      const width = await small.evaluate(() => document.documentElement.scrollWidth)
+      expect(width).toBeLessThanOrEqual(360)
+      await small.getByTestId('replay').scrollIntoViewIfNeeded()
+      expect(await small.getByTestId('replay').isVisible()).toBe(true)
+    } finally {
+      await narrow.close()
+    }
+  })
+
+  it.runIf(process.env.INSPECT_SCREENSHOT !== undefined)('takes the screenshot for the docs', async () => {
+    // A refusal with its diagnosis: the page's reason to exist.
+    const diagnosed = rows().filter({ hasText: 'diagnosis secret_newline' }).first()
+    const id = (await diagnosed.count()) > 0 ? Number(await diagnosed.getAttribute('data-id')) : await newestId()
+    await page.goto(`${uiOrigin}/#/d/${id}`)
+    await page.getByTestId('facts').waitFor()
+    await page.screenshot({ path: process.env.INSPECT_SCREENSHOT as string, fullPage: false })
+  })
+})

@@ -1,0 +1,207 @@
+import { spawn, spawnSync } from 'node:child_process'
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { sign } from '@hookguard/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { exportAs, printfBytes, shellQuote, toCurl, toFixture, toHar, toSendCommand } from '../src/export.ts'
+import type { InspectedRecord } from '../src/record.ts'
+import { cleanup, inspector, nodeApp, SECRET } from './helpers.ts'
+
+afterEach(cleanup)
+
+const PACKAGE = fileURLToPath(new URL('..', import.meta.url))
+const ROOT = join(PACKAGE, '..', '..')
+/** Quotes, `%`, a backslash, a raw newline between members, UTF-8 and Gson's escapable characters. */
+const TRICKY = '{"note": "it\'s 100% \\"quoted\\" \\\\ back\\nslash",\n "name": "Zoë 東京", "q": "a=b&c<d>"}'
+
+function recordOf(body: Uint8Array, headers: [string, string][], extra: Partial<InspectedRecord> = {}): InspectedRecord {
+  return {
+    id: 7,
+    kind: 'delivery',
+    time: 0,
+    source: 'sender',
+    method: 'POST',
+    url: '/hooks?tenant=a',
+    headers,
+    body,
+    bodyBytes: body.byteLength,
+    mode: 'secret',
+    verdict: 'verified',
+    status: 200,
+    durationMs: 1,
+    ...extra,
+  }
+}
+
+function sh(command: string, env: Record<string, string> = {}) {
+  return spawnSync('sh', ['-c', command], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 30_000 })
+}
+
+/** As {@link sh}, without blocking this process: the servers the command talks to run in it. */
+function shAsync(command: string, env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', command], { env: { ...process.env, ...env }, timeout: 30_000 })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ stdout, stderr, code }))
+  })
+}
+
+describe('shellQuote and printfBytes', () => {
+  it('quote anything for a POSIX shell', () => {
+    expect(sh(`printf '%s' ${shellQuote('a\'b"c $HOME `x` \\n')}`).stdout).toBe('a\'b"c $HOME `x` \\n')
+  })
+
+  it('write every byte value back exactly through printf', () => {
+    const all = new Uint8Array(256).map((_, i) => i)
+    const run = spawnSync('sh', ['-c', `${printfBytes(all)} | od -An -v -tu1`], { encoding: 'utf8' })
+    const bytes = run.stdout.trim().split(/\s+/).map(Number)
+    expect(bytes).toEqual([...all])
+  })
+})
+
+describe('toCurl', () => {
+  it('posts the exact bytes and headers when run', async () => {
+    const received: { body: Buffer; raw: string[]; url: string }[] = []
+    const app = await nodeApp((req, res) => {
+      const parts: Buffer[] = []
+      req.on('data', (c: Buffer) => parts.push(c))
+      req.on('end', () => {
+        received.push({ body: Buffer.concat(parts), raw: req.rawHeaders, url: req.url ?? '' })
+        res.end('ok')
+      })
+    })
+    const body = new Uint8Array([...new TextEncoder().encode(TRICKY), 0, 0xff, 0x0a])
+    const record = recordOf(body, [
+      ['Host', 'example'],
+      ['Content-Type', 'application/json; charset=utf-8'],
+      ['X-Service-Hmac-Signature', 'ab'.repeat(32)],
+      ['Content-Length', String(body.byteLength)],
+    ])
+    const run = await shAsync(toCurl(record, { url: app.url }))
+    expect(run.stderr).toBe('')
+    expect(new Uint8Array(received[0]?.body ?? [])).toEqual(body)
+    expect(received[0]?.url).toBe('/hooks?tenant=a')
+    expect(received[0]?.raw).toEqual(expect.arrayContaining(['X-Service-Hmac-Signature', 'ab'.repeat(32)]))
+  })
+
+  it('never writes a Basic password: it reads it from the environment', () => {
+    const auth = `Basic ${Buffer.from('hook-user:pa55word').toString('base64')}`
+    const curl = toCurl(recordOf(new Uint8Array(), [['Authorization', auth]], { mode: 'basic' }), { url: 'http://127.0.0.1:1' })
+    expect(curl).not.toContain(auth.split(' ')[1])
+    expect(curl).toContain(`-u 'hook-user'":$HOOKGUARD_PASSWORD"`)
+  })
+})
+
+describe('toSendCommand', () => {
+  it('re-sends the delivery through hookguard send, signed with the secret from the environment', async () => {
+    const { inspector: running, waitFor } = await inspector()
+    const body = new TextEncoder().encode(TRICKY)
+    const command = toSendCommand(recordOf(body, []), { url: running.receiveUrl })
+    expect(command).not.toContain(SECRET)
+    expect(command).toContain('--mode secret')
+    const bin = join(PACKAGE, 'test', `.exported-bin-${process.pid}`)
+    mkdirSync(bin, { recursive: true })
+    try {
+      // `hookguard` from this repository's source, as the published bin would run.
+      writeFileSync(
+        join(bin, 'hookguard'),
+        `#!/bin/sh\ncd ${shellQuote(ROOT)} && exec ${shellQuote(process.execPath)} --conditions=@hookguard/source --import tsx packages/emulator/src/cli.ts "$@"\n`,
+      )
+      chmodSync(join(bin, 'hookguard'), 0o755)
+      const run = await shAsync(command, { HOOKGUARD_SECRET: SECRET, PATH: `${bin}:${process.env.PATH}` })
+      expect(run.stdout).toContain('200')
+    } finally {
+      rmSync(bin, { recursive: true, force: true })
+    }
+    const [record] = await waitFor(1)
+    expect(record).toMatchObject({ verdict: 'verified', url: '/hooks?tenant=a' })
+    expect(record?.body).toEqual(body)
+  })
+})
+
+describe('toHar', () => {
+  it('writes one HAR 1.2 entry, the body as text or base64, credentials left out', () => {
+    const auth = `Basic ${Buffer.from('u:secret-pw').toString('base64')}`
+    const har = JSON.parse(
+      toHar(recordOf(new TextEncoder().encode(TRICKY), [['Authorization', auth]], { url: '/h?access_token=tok123' }), {
+        url: 'http://127.0.0.1:8787',
+      }),
+    )
+    const entry = har.log.entries[0]
+    expect(har.log.version).toBe('1.2')
+    expect(entry.request.postData.text).toBe(TRICKY)
+    expect(JSON.stringify(har)).not.toContain('tok123')
+    expect(JSON.stringify(har)).not.toContain(auth.split(' ')[1])
+    const binary = JSON.parse(toHar(recordOf(new Uint8Array([0xff, 0]), []), { url: 'http://127.0.0.1:8787' }))
+    expect(binary.log.entries[0].request.postData).toMatchObject({ encoding: 'base64', text: '/wA=' })
+  })
+})
+
+describe('the Vitest fixture', () => {
+  it('keeps the request without its credentials', () => {
+    const fixture = toFixture(
+      recordOf(
+        new Uint8Array([1]),
+        [
+          ['Authorization', 'Bearer x'],
+          ['X-A', '1'],
+        ],
+        { url: '/h?access_token=t&b=2', verdict: 'refused', code: 'invalid_token', status: 401 },
+      ),
+    )
+    expect(fixture).toMatchObject({
+      path: '/h?b=2',
+      headers: [['X-A', '1']],
+      authenticated: true,
+      expected: { verdict: 'refused', code: 'invalid_token', status: 401 },
+    })
+  })
+
+  it('passes when run, for a verified delivery and a refused one', async () => {
+    const body = new TextEncoder().encode(TRICKY)
+    const verified = recordOf(body, [
+      ['content-type', 'application/json'],
+      ['x-service-hmac-signature', await sign(body, SECRET)],
+    ])
+    const refused = recordOf(body, [['x-service-hmac-signature', 'zz']], {
+      id: 8,
+      verdict: 'refused',
+      status: 401,
+      code: 'invalid_signature',
+    })
+    const dir = join(PACKAGE, 'test', `.exported-${process.pid}-unit`)
+    mkdirSync(dir, { recursive: true })
+    try {
+      for (const record of [verified, refused]) {
+        const context = { url: 'http://127.0.0.1:8787' }
+        const fixture = exportAs('fixture', record, context)
+        const test = exportAs('fixture-test', record, context)
+        writeFileSync(join(dir, fixture.filename), fixture.text)
+        writeFileSync(join(dir, test.filename), test.text)
+      }
+      writeFileSync(
+        join(dir, 'vitest.config.ts'),
+        "import { defineConfig } from 'vitest/config'\nimport { sourceResolution } from '../../../../vitest.shared.ts'\nexport default defineConfig({ ...sourceResolution, test: { include: ['*.test.ts'] } })\n",
+      )
+      const run = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--root', dir], {
+        cwd: dir,
+        env: { ...process.env, HOOKGUARD_SECRET: SECRET, CI: '1' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      expect(run.stdout + run.stderr).toMatch(/2 passed/)
+      expect(run.status).toBe(0)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})

@@ -1,0 +1,5 @@
+import { buildPage } from '../scripts/build-page.ts'
+
+export default async function setup(): Promise<void> {
+  await buildPage()
+}

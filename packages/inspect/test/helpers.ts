@@ -1,0 +1,123 @@
+import { once } from 'node:events'
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { type HonoWebhookOptions, type WebhookVariables, webhook } from '@hookguard/hono'
+import { Hono } from 'hono'
+import { type Inspector, type InspectorOptions, startInspector } from '../src/index.ts'
+import type { InspectedRecord } from '../src/record.ts'
+
+export const SECRET = 'whsec-inspect-test-4f1c'
+
+const closers: (() => Promise<void>)[] = []
+
+/** Closes every server and inspector the test started. */
+export async function cleanup(): Promise<void> {
+  await Promise.all(closers.splice(0).map((close) => close()))
+}
+
+export interface Recorder {
+  inspector: Inspector
+  /** Resolves once `count` records are complete. */
+  waitFor(count: number): Promise<InspectedRecord[]>
+}
+
+/** An inspector on ephemeral ports, closed by {@link cleanup}. */
+export async function inspector(options: Partial<InspectorOptions> = {}): Promise<Recorder> {
+  const done: InspectedRecord[] = []
+  const waiters: { count: number; resolve: (records: InspectedRecord[]) => void }[] = []
+  const started = await startInspector({
+    auth: { mode: 'secret', secret: SECRET },
+    port: 0,
+    uiPort: 0,
+    ...options,
+    onRecord: (record) => {
+      done.push(record)
+      options.onRecord?.(record)
+      for (const waiter of [...waiters]) {
+        if (done.length >= waiter.count) {
+          waiters.splice(waiters.indexOf(waiter), 1)
+          waiter.resolve(done.slice())
+        }
+      }
+    },
+  })
+  closers.push(() => started.close())
+  return {
+    inspector: started,
+    waitFor: (count) => (done.length >= count ? Promise.resolve(done.slice()) : new Promise((resolve) => waiters.push({ count, resolve }))),
+  }
+}
+
+/** A plain Node server, closed by {@link cleanup}. */
+export async function nodeApp(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; server: Server }> {
+  const server = createServer(handler)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  closers.push(
+    () =>
+      new Promise((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  )
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
+}
+
+/**
+ * An app on @hookguard/hono with these options; its handler waits `delayMs` (so a duplicate sent
+ * meanwhile gets 409), and fails the first time it sees a payload with `"fail_first": true` (which
+ * releases dedupe's claim, so the same bytes can be replayed as new).
+ */
+export async function hookguardApp(options: HonoWebhookOptions, delayMs = 0): Promise<string> {
+  const app = new Hono<{ Variables: WebhookVariables }>()
+  const failed = new Set<string>()
+  app.post('*', webhook(options), async (c) => {
+    const delivery = c.get('webhook')
+    const payload = delivery.payload as { fail_first?: boolean }
+    if (payload?.fail_first === true && !failed.has(delivery.fingerprint)) {
+      failed.add(delivery.fingerprint)
+      return c.json({ error: 'failed_once' }, 500)
+    }
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
+    return c.json({ handled: true })
+  })
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server
+  await once(server, 'listening')
+  closers.push(
+    () =>
+      new Promise((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  )
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+export interface RawAnswer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: Buffer
+}
+
+/** One request with exactly these headers and body chunks (chunked when there is no content-length). */
+export function send(
+  url: string,
+  { method = 'POST', headers = {}, chunks = [] }: { method?: string; headers?: Record<string, string>; chunks?: (string | Uint8Array)[] },
+): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url)
+    const req = request(
+      { host: target.hostname, port: target.port, method, path: `${target.pathname}${target.search}`, headers },
+      (res) => {
+        const parts: Buffer[] = []
+        res.on('data', (chunk: Buffer) => parts.push(chunk))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts) }))
+        res.on('error', reject)
+      },
+    )
+    req.on('error', reject)
+    for (const chunk of chunks) req.write(chunk)
+    req.end()
+  })
+}

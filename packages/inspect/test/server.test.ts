@@ -1,0 +1,279 @@
+import type { IncomingMessage } from 'node:http'
+import { sign } from '@hookguard/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { inspectCommand } from '../src/command.ts'
+import { CSP } from '../src/ui.ts'
+import { cleanup, hookguardApp, inspector, nodeApp, SECRET, send } from './helpers.ts'
+
+afterEach(cleanup)
+
+const BODY = '{"event": "order.paid", "data": {"id": 42}}'
+
+/** An app that records what it received and answers `status`. */
+async function recordingApp(status = 200) {
+  const seen: { method: string; url: string; rawHeaders: string[]; body: Buffer }[] = []
+  const app = await nodeApp((req: IncomingMessage, res) => {
+    const parts: Buffer[] = []
+    req.on('data', (chunk: Buffer) => parts.push(chunk))
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', rawHeaders: req.rawHeaders, body: Buffer.concat(parts) })
+      res.writeHead(status, { 'content-type': 'application/json', 'x-app': 'yes' }).end(JSON.stringify({ status }))
+    })
+  })
+  return { ...app, seen }
+}
+
+describe('inspect, as the receiver', () => {
+  it('answers a signed delivery 200 and records it verified', async () => {
+    const { inspector: running, waitFor } = await inspector()
+    const answer = await send(`${running.receiveUrl}/hooks`, {
+      headers: { 'content-type': 'application/json', 'x-service-hmac-signature': await sign(BODY, SECRET) },
+      chunks: [BODY],
+    })
+    expect(answer.status).toBe(200)
+    const [record] = await waitFor(1)
+    expect(record).toMatchObject({ kind: 'delivery', verdict: 'verified', status: 200, url: '/hooks', form: 'service' })
+    expect(Buffer.from(record?.body ?? []).toString()).toBe(BODY)
+  })
+
+  it('refuses a delivery signed with the secret and a newline, says so in the record and never in the answer', async () => {
+    const { inspector: running, waitFor } = await inspector()
+    const answer = await send(`${running.receiveUrl}/hooks`, {
+      headers: { 'x-service-hmac-signature': await sign(BODY, `${SECRET}\n`) },
+      chunks: [BODY],
+    })
+    expect(answer.status).toBe(401)
+    expect(JSON.parse(answer.body.toString())).toEqual({ error: 'invalid_signature', message: expect.any(String) })
+    expect(answer.body.toString()).not.toMatch(/newline|variant|secret #/i)
+    const [record] = await waitFor(1)
+    expect(record).toMatchObject({ verdict: 'refused', code: 'invalid_signature' })
+    expect(record?.diagnosis?.match?.variant).toBe('secret_newline')
+  })
+
+  it('answers a duplicate as dedupe does: 200 without the handler, marked done', async () => {
+    const { inspector: running, waitFor } = await inspector()
+    const headers = { 'x-service-hmac-signature': await sign(BODY, SECRET) }
+    await send(`${running.receiveUrl}/hooks`, { headers, chunks: [BODY] })
+    await send(`${running.receiveUrl}/hooks`, { headers, chunks: [BODY] })
+    const [first, second] = await waitFor(2)
+    expect(first?.duplicate).toBeUndefined()
+    expect(second).toMatchObject({ verdict: 'verified', duplicate: 'done', repeatOf: first?.id })
+  })
+
+  it('issues tokens in mode oauth2 and links a delivery to the token request', async () => {
+    const auth = { mode: 'oauth2', appId: 'app-1', secret: 'app-secret-for-tests-0123456789ab' } as const
+    const { inspector: running, waitFor } = await inspector({ auth })
+    const issued = await send(`${running.receiveUrl}/token?appid=app-1&secret=${auth.secret}&grant_type=client_credentials`, {
+      method: 'GET',
+    })
+    expect(issued.status).toBe(200)
+    const token = (JSON.parse(issued.body.toString()) as { access_token: string }).access_token
+    const delivered = await send(`${running.receiveUrl}/hooks?access_token=${token}`, { chunks: [BODY] })
+    expect(delivered.status).toBe(200)
+    const [tokenRow, delivery] = await waitFor(2)
+    expect(tokenRow).toMatchObject({ kind: 'token', verdict: 'verified' })
+    expect(delivery).toMatchObject({ kind: 'delivery', verdict: 'verified', tokenId: tokenRow?.id })
+  })
+})
+
+describe('inspect --forward-to', () => {
+  it('forwards method, path and query, headers and bytes unchanged, and hands the app’s answer back', async () => {
+    const app = await recordingApp(202)
+    const { inspector: running, waitFor } = await inspector({ forwardTo: `${app.url}/base` })
+    const binary = new Uint8Array([0, 1, 2, 0xff, 0xfe, 0x0d, 0x0a, 0x20])
+    const answer = await send(`${running.receiveUrl}/hooks?tenant=a&x=%20`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream', 'x-custom': 'Value With  Spaces', 'content-length': '8' },
+      chunks: [binary],
+    })
+    expect(answer.status).toBe(202)
+    expect(answer.headers['x-app']).toBe('yes')
+    const [seen] = app.seen
+    expect(seen?.method).toBe('PUT')
+    expect(seen?.url).toBe('/base/hooks?tenant=a&x=%20')
+    expect(new Uint8Array(seen?.body ?? [])).toEqual(binary)
+    expect(seen?.rawHeaders).toEqual(expect.arrayContaining(['x-custom', 'Value With  Spaces']))
+    const [record] = await waitFor(1)
+    expect(record?.app?.status).toBe(202)
+    expect(record?.body).toEqual(binary)
+  })
+
+  it('forwards a chunked body byte for byte', async () => {
+    const app = await recordingApp()
+    const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })
+    const chunks = ['{"event":', ' "ping",', '\n "n": 1}']
+    await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': await sign(chunks.join(''), SECRET) }, chunks })
+    expect(app.seen[0]?.body.toString()).toBe(chunks.join(''))
+    expect(app.seen[0]?.rawHeaders.map((h) => h.toLowerCase())).toContain('transfer-encoding')
+    const [record] = await waitFor(1)
+    expect(record).toMatchObject({ verdict: 'verified', app: { status: 200 } })
+  })
+
+  it('streams a body over the size limit on to the app, keeping only the limit', async () => {
+    const app = await recordingApp()
+    const { inspector: running, waitFor } = await inspector({ forwardTo: app.url, maxBodySize: 1024 })
+    const big = 'x'.repeat(10_000)
+    await send(`${running.receiveUrl}/hooks`, {
+      headers: { 'x-service-hmac-signature': await sign(big, SECRET) },
+      chunks: [big.slice(0, 5000), big.slice(5000)],
+    })
+    expect(app.seen[0]?.body.byteLength).toBe(10_000)
+    const [record] = await waitFor(1)
+    expect(record).toMatchObject({ verdict: 'refused', code: 'payload_too_large', bodyBytes: 10_000 })
+    expect(record?.body.byteLength).toBe(1024)
+  })
+
+  it('flags an app that accepts what hookguard refuses', async () => {
+    const app = await recordingApp(200)
+    const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })
+    await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': 'ab'.repeat(32) }, chunks: [BODY] })
+    const [record] = await waitFor(1)
+    expect(record).toMatchObject({ verdict: 'refused', code: 'invalid_signature', disagreement: 'app_accepted' })
+  })
+
+  it('flags an app that refuses what hookguard verifies', async () => {
+    const app = await recordingApp(401)
+    const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })
+    await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) }, chunks: [BODY] })
+    const [record] = await waitFor(1)
+    expect(record).toMatchObject({ verdict: 'verified', disagreement: 'app_refused' })
+  })
+
+  it('answers 502 when the app is down, and records it', async () => {
+    const app = await nodeApp(() => {})
+    const url = app.url
+    await new Promise<void>((resolve) => app.server.close(() => resolve()))
+    const { inspector: running, waitFor } = await inspector({ forwardTo: url })
+    const answer = await send(`${running.receiveUrl}/hooks`, { chunks: [BODY] })
+    expect(answer.status).toBe(502)
+    expect(JSON.parse(answer.body.toString())).toMatchObject({ error: 'forward_failed' })
+    const [record] = await waitFor(1)
+    expect(record?.app?.error).toBe('unreachable')
+  })
+
+  it('answers 504 when the app hangs, and serves other requests meanwhile', async () => {
+    const hanging = await nodeApp((req, res) => {
+      if (req.url === '/fast') res.end('ok')
+    })
+    const { inspector: running, waitFor } = await inspector({ forwardTo: hanging.url, forwardTimeoutMs: 400 })
+    const slow = send(`${running.receiveUrl}/hang`, { chunks: [BODY] })
+    const fast = await send(`${running.receiveUrl}/fast`, { chunks: [BODY] })
+    expect(fast.status).toBe(200)
+    expect((await slow).status).toBe(504)
+    const records = await waitFor(2)
+    expect(records.find((r) => r.url === '/hang')?.app?.error).toBe('timeout')
+  })
+
+  it('shows the app’s dedupe: a replayed delivery gets 409 while the first is handled', async () => {
+    const appUrl = await hookguardApp({ auth: { mode: 'secret', secret: SECRET }, dedupe: {} }, 300)
+    const { inspector: running, waitFor } = await inspector({ forwardTo: appUrl })
+    const headers = { 'x-service-hmac-signature': await sign(BODY, SECRET) }
+    const answers = await Promise.all([1, 2].map(() => send(`${running.receiveUrl}/hooks`, { headers, chunks: [BODY] })))
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409])
+    const records = await waitFor(2)
+    expect(records.map((r) => r.duplicate)).toContain('processing')
+    expect(records.every((r) => r.disagreement === undefined)).toBe(true)
+  })
+})
+
+describe('the page’s server', () => {
+  async function ui() {
+    const { inspector: running } = await inspector()
+    const base = running.uiUrl.replace(/\/\?token=.*$/, '')
+    return { running, base, token: running.accessToken }
+  }
+
+  it('answers 421 to a foreign Host (DNS rebinding)', async () => {
+    const { base, token } = await ui()
+    const answer = await send(`${base}/api/state`, { method: 'GET', headers: { host: 'evil.example:80', 'x-inspect-token': token } })
+    expect(answer.status).toBe(421)
+  })
+
+  it('answers 401 without the access token, or with a wrong one', async () => {
+    const { base } = await ui()
+    expect((await send(`${base}/api/state`, { method: 'GET' })).status).toBe(401)
+    expect((await send(`${base}/?token=wrong`, { method: 'GET' })).status).toBe(401)
+  })
+
+  it('trades the token in the address for an HttpOnly, SameSite=Strict cookie', async () => {
+    const { running, base } = await ui()
+    const answer = await send(running.uiUrl, { method: 'GET' })
+    expect(answer.status).toBe(303)
+    expect(answer.headers.location).toBe('/')
+    const cookie = String(answer.headers['set-cookie'])
+    expect(cookie).toMatch(/HttpOnly/)
+    expect(cookie).toMatch(/SameSite=Strict/)
+    const page = await send(`${base}/`, { method: 'GET', headers: { cookie: cookie.split(';')[0] as string } })
+    expect(page.status).toBe(200)
+    expect(page.headers['content-security-policy']).toBe(CSP)
+    expect(page.body.toString()).not.toMatch(/<script>[^<]/)
+  })
+
+  it('refuses an action from a foreign Origin', async () => {
+    const { base, token } = await ui()
+    const answer = await send(`${base}/api/records`, {
+      method: 'DELETE',
+      headers: { 'x-inspect-token': token, origin: 'http://evil.example' },
+    })
+    expect(answer.status).toBe(403)
+    const ours = await send(`${base}/api/records`, {
+      method: 'DELETE',
+      headers: { 'x-inspect-token': token, origin: new URL(base).origin },
+    })
+    expect(ours.status).toBe(200)
+  })
+
+  it('never sends a secret to the page', async () => {
+    const { running, base, token } = await ui()
+    await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) }, chunks: [BODY] })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const state = await send(`${base}/api/state`, { method: 'GET', headers: { 'x-inspect-token': token } })
+    const one = await send(`${base}/api/records/1`, { method: 'GET', headers: { 'x-inspect-token': token } })
+    for (const text of [state.body.toString(), one.body.toString()]) expect(text).not.toContain(SECRET)
+  })
+})
+
+describe('hookguard inspect --json', () => {
+  it('writes ready once both sockets listen, then one line per delivery', async () => {
+    const lines: string[] = []
+    const controller = new AbortController()
+    const io = {
+      stdout: { write: (text: string) => lines.push(...text.split('\n').filter((l) => l !== '')) },
+      stderr: { write: () => {} },
+      env: { HOOKGUARD_SECRET: `${SECRET},older-secret` },
+      signal: controller.signal,
+    }
+    const done = inspectCommand(['--json', '--port', '0', '--ui-port', '0'], io)
+    while (lines.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+    const ready = JSON.parse(lines[0] as string) as { type: string; receive: string; ui: string }
+    expect(ready).toEqual({
+      type: 'ready',
+      receive: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      ui: expect.stringMatching(/\?token=/),
+    })
+    // Both listen by then.
+    expect(
+      (await send(`${ready.receive}/hooks`, { chunks: [BODY], headers: { 'x-service-hmac-signature': await sign(BODY, 'older-secret') } }))
+        .status,
+    ).toBe(200)
+    expect((await send(ready.ui, { method: 'GET' })).status).toBe(303)
+    await send(`${ready.receive}/hooks?access_token=abc`, { chunks: [BODY], headers: { 'x-service-hmac-signature': 'zz' } })
+    while (lines.length < 3) await new Promise((resolve) => setTimeout(resolve, 20))
+    controller.abort()
+    expect(await done).toBe(0)
+    const [, verified, refused] = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(verified).toEqual({ type: 'delivery', id: 1, method: 'POST', path: '/hooks', mode: 'secret', verdict: 'verified' })
+    expect(refused).toEqual({
+      type: 'delivery',
+      id: 2,
+      method: 'POST',
+      path: '/hooks',
+      mode: 'secret',
+      verdict: 'refused',
+      code: 'invalid_signature',
+      hint: 'header_not_hex',
+      diagnosis: 'no_match',
+    })
+    expect(lines.join('\n')).not.toContain('abc')
+  })
+})
