@@ -64,6 +64,7 @@ const guide: DefaultTheme.SidebarItem[] = [
     items: [
       { text: 'Events, and each delivery once', link: '/events' },
       { text: 'Several instances and Redis', link: '/scaling' },
+      { text: 'Each delivery once on Workers', link: '/cloudflare' },
       { text: 'Deployment', link: '/deployment' },
       { text: 'Security', link: '/security' },
       { text: 'Errors', link: '/errors' },
@@ -74,6 +75,7 @@ const guide: DefaultTheme.SidebarItem[] = [
     text: 'More',
     items: [
       { text: 'Testing your receiver', link: '/testing' },
+      { text: 'The inspector', link: '/inspect' },
       { text: 'Using the core', link: '/core' },
       { text: 'The API client', link: '/client' },
       { text: 'Runtimes', link: '/runtimes' },
