@@ -1,3 +1,5 @@
+import { backend } from '#crypto'
+import { toHex } from './bytes.ts'
 import type { Claim, ClaimResult, DedupeStore } from './dedupe-store.ts'
 import { memoryDedupeStore } from './dedupe-store.ts'
 import { WebhookError } from './errors.ts'
@@ -34,6 +36,9 @@ export interface DedupeOptions {
    * address's path), so that two addresses or tenants sharing one store never collide. Give your
    * own to scope otherwise (`(req, delivery) => \`${tenantOf(req)}:${delivery.fingerprint}\``), or to
    * use an id of the payload's own. It runs after verification, for genuine deliveries only.
+   * A key longer than {@link MAX_STORED_KEY_LENGTH} characters, or not well-formed Unicode (a lone
+   * surrogate, which JSON allows in a payload's id), is claimed as the SHA-256 of its UTF-16 code
+   * units: every store takes it, and two such keys never become one.
    */
   key?: (req: WebhookRequest, delivery: WebhookDelivery) => string | Promise<string>
 }
@@ -41,6 +46,14 @@ export interface DedupeOptions {
 export const DEFAULT_DEDUPE_TTL = 86_400
 export const DEFAULT_PROCESSING_TTL = 300
 export const DEFAULT_CLAIM_TIMEOUT = 5_000
+/**
+ * The longest key given to a store as it is. Stores differ in what they take (a Durable Object's
+ * key is bounded, and a Redis client encodes a lone surrogate as U+FFFD, so that two keys become
+ * one, or one routes to a cluster slot the server does not own): past this, or when not
+ * well-formed, a key is hashed first.
+ */
+export const MAX_STORED_KEY_LENGTH = 512
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 /** What the receiver does with a verified delivery's fingerprint. */
 export type DedupeVerdict =
@@ -78,9 +91,10 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
       // Stryker disable next-line StringLiteral: message text only — the TypeError is pinned
       throw new TypeError(`${packageName}: dedupe.key must return a non-empty string`)
     }
+    const stored = key.length <= MAX_STORED_KEY_LENGTH && !LONE_SURROGATE.test(key) ? key : await hashedKey(key)
     let found: ClaimResult
     try {
-      found = checkedClaim(await claimWithin(store, key, processingMs, claimTimeout, packageName))
+      found = checkedClaim(await claimWithin(store, stored, processingMs, claimTimeout, packageName))
     } catch (cause) {
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
       throw new WebhookError(
@@ -188,4 +202,15 @@ function within<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
       },
     )
   })
+}
+
+/** `sha256:` and the SHA-256 of the key's UTF-16 code units (little-endian), which keeps a lone surrogate apart from U+FFFD. */
+async function hashedKey(key: string): Promise<string> {
+  const units = new Uint8Array(key.length * 2)
+  for (let i = 0; i < key.length; i++) {
+    const unit = key.charCodeAt(i)
+    units[2 * i] = unit & 0xff
+    units[2 * i + 1] = unit >>> 8
+  }
+  return `sha256:${toHex(await backend.sha256(units))}`
 }

@@ -4,7 +4,7 @@
 // request helpers in @hookguard/core/node.
 
 export type { DedupeOptions } from './dedupe.ts'
-export { DEFAULT_DEDUPE_TTL, DEFAULT_PROCESSING_TTL } from './dedupe.ts'
+export { DEFAULT_DEDUPE_TTL, DEFAULT_PROCESSING_TTL, MAX_STORED_KEY_LENGTH } from './dedupe.ts'
 export type { Claim, ClaimResult, DedupeStore, MemoryDedupeStoreOptions } from './dedupe-store.ts'
 export { DEFAULT_DEDUPE_MAX_ENTRIES, memoryDedupeStore } from './dedupe-store.ts'
 export { DRAIN_IDLE_MS, DRAIN_MAX_BYTES, DRAIN_MAX_MS } from './drain.ts'

@@ -1,7 +1,15 @@
 import { createHash, pbkdf2Sync } from 'node:crypto'
 import { describe, expect, it, vi } from 'vitest'
 import { backend } from '#crypto'
-import { createReceiver, type DedupeStore, type IncomingRequest, memoryDedupeStore, sign, type WebhookOptions } from '../src/index.ts'
+import {
+  createReceiver,
+  type DedupeStore,
+  type IncomingRequest,
+  MAX_STORED_KEY_LENGTH,
+  memoryDedupeStore,
+  sign,
+  type WebhookOptions,
+} from '../src/index.ts'
 
 // The key a delivery is claimed under is kept in a store that outlives a deploy (Redis): a key
 // that changed between two versions would run again, during a rolling upgrade, a delivery the
@@ -104,5 +112,53 @@ describe('the derivation of a scope from secrets', () => {
     } finally {
       derive.mockRestore()
     }
+  })
+})
+
+describe("a key of the app's own, as stored", () => {
+  /** The keys a receiver whose dedupe.key is the payload's `id` gives its store, one delivery each. */
+  async function storedKeys(ids: readonly string[]): Promise<string[]> {
+    const keys: string[] = []
+    const store = memoryDedupeStore()
+    const recording: DedupeStore = {
+      claim: (key, ttlMs) => {
+        keys.push(key)
+        return store.claim(key, ttlMs)
+      },
+    }
+    const receiver = createReceiver({
+      auth: { mode: 'none' },
+      dedupe: { store: recording, key: (_req, delivery) => (delivery.payload as { id: string }).id },
+    })
+    for (const id of ids) {
+      const result = await receiver.verify(post('/hooks', { 'content-type': 'application/json' }, JSON.stringify({ id })))
+      expect(result.ok).toBe(true)
+    }
+    return keys
+  }
+
+  it('is given to the store as it is when short and well-formed', async () => {
+    expect(await storedKeys(['order-1', 'é-中-😀'])).toEqual(['order-1', 'é-中-😀'])
+  })
+
+  it('is hashed when it holds a lone surrogate, so that it stays apart from U+FFFD and from another lone surrogate', async () => {
+    const keys = await storedKeys(['K\ud800', 'K\udbff', 'K\ufffd', 'K\udc00'])
+    expect(keys[2]).toBe('K\ufffd')
+    for (const key of [keys[0], keys[1], keys[3]]) expect(key).toMatch(/^sha256:[0-9a-f]{64}$/)
+    expect(new Set(keys).size).toBe(4)
+  })
+
+  it(`is hashed when longer than ${MAX_STORED_KEY_LENGTH} characters, and two such keys stay apart`, async () => {
+    const long = 'x'.repeat(MAX_STORED_KEY_LENGTH)
+    const keys = await storedKeys([long, `${long}a`, `${long}b`])
+    expect(keys[0]).toBe(long)
+    expect(keys[1]).toMatch(/^sha256:[0-9a-f]{64}$/)
+    expect(keys[2]).toMatch(/^sha256:[0-9a-f]{64}$/)
+    expect(keys[1]).not.toBe(keys[2])
+    expect(keys[1]).toBe(
+      `sha256:${createHash('sha256')
+        .update(Buffer.from(`${long}a`, 'utf16le'))
+        .digest('hex')}`,
+    )
   })
 })
