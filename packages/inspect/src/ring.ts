@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { type InspectedRecord, recordBytes } from './record.ts'
 
 /** Deliveries kept by default, as Mailpit keeps 500 messages. */
@@ -106,6 +106,9 @@ export class Ring {
     if (this.#save === undefined) return
     const lines = this.all().map(toLine)
     writeFileSync(this.#save, lines.length === 0 ? '' : `${lines.join('\n')}\n`, { mode: 0o600 })
+    // `mode` applies only to a file it creates: one that existed keeps its own, and the file holds
+    // credentials as they were received.
+    chmodSync(this.#save, 0o600)
   }
 }
 

@@ -166,7 +166,10 @@ export function createUiApp(context: UiContext): Hono {
     const { path = '/', body } = await jsonBody<{ path?: string; body?: string }>(c)
     if (typeof body !== 'string' || typeof path !== 'string' || !path.startsWith('/')) return c.json({ error: 'invalid_request' }, 400)
     const receive = context.receiveUrl()
-    const url = new URL(path, receive)
+    const url = resendTarget(receive, path)
+    // `//host/x` or `/\\host/x` would name another host: a recorded path is the sender's, and the
+    // resend is signed with the configured credentials.
+    if (url === undefined) return c.json({ error: 'invalid_request', message: 'The path must be a path of the receiving address.' }, 400)
     // The request goes through the emulator, marked as a resend for its row.
     const marked: typeof fetch = (input, init) => {
       const headers = new Headers(init?.headers)
@@ -292,4 +295,11 @@ function exportContext({ settings, receiveUrl }: UiContext) {
     ...(auth.mode === 'basic' && { username: auth.username }),
     ...(auth.mode === 'oauth2' && { appId: auth.appId }),
   }
+}
+
+/** `path` (and its query) on the receiving address, or undefined when it would leave that address. */
+export function resendTarget(receive: string | URL, path: string): URL | undefined {
+  const base = new URL(receive)
+  const url = new URL(path, base)
+  return url.origin === base.origin ? url : undefined
 }

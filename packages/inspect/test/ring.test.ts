@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -106,5 +106,16 @@ describe('Ring', () => {
   it('reads back only lines that are records', () => {
     expect(fromLine('not json')).toBeUndefined()
     expect(fromLine('{"id":1}')).toBeUndefined()
+  })
+})
+
+describe('the save file', () => {
+  it('is readable by its owner only, even when it existed before with wider permissions', () => {
+    const file = tempFile()
+    writeFileSync(file, '')
+    chmodSync(file, 0o644)
+    const ring = new Ring({ save: file })
+    ring.add(record(ring))
+    expect(statSync(file).mode & 0o777).toBe(0o600)
   })
 })

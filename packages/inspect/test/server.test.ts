@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import { sign } from '@hookguard/core'
 import { afterEach, describe, expect, it } from 'vitest'
+import { deliver } from '../../emulator/src/index.ts'
 import { inspectCommand } from '../src/command.ts'
 import { CSP } from '../src/ui.ts'
 import { cleanup, hookguardApp, inspector, nodeApp, SECRET, send } from './helpers.ts'
@@ -221,6 +222,26 @@ describe('the page’s server', () => {
       headers: { 'x-inspect-token': token, origin: new URL(base).origin },
     })
     expect(ours.status).toBe(200)
+  })
+
+  it('resends, signed, only to the receiving address, whatever path the recorded delivery had', async () => {
+    const elsewhere: IncomingMessage[] = []
+    const other = await nodeApp((req, res) => {
+      elsewhere.push(req)
+      res.writeHead(204).end()
+    })
+    const { inspector: running } = await inspector({ deliver })
+    const base = running.uiUrl.replace(/\/\?token=.*$/, '')
+    const host = new URL(other.url).host
+    for (const path of [`//${host}/x`, `/\\${host}/x`, `/\\/${host}/x`]) {
+      const answer = await send(`${base}/api/resend`, {
+        method: 'POST',
+        headers: { 'x-inspect-token': running.accessToken, origin: new URL(base).origin, 'content-type': 'application/json' },
+        chunks: [JSON.stringify({ path, body: '{"event":"ping"}' })],
+      })
+      expect(answer.status, path).toBe(400)
+    }
+    expect(elsewhere).toHaveLength(0)
   })
 
   it('never sends a secret to the page', async () => {
