@@ -22,15 +22,23 @@ const slowScope = (identity: string) => pbkdf2Sync(identity, SALT, 100_000, 32, 
 const fastScope = (identity: string) => createHash('sha256').update(identity).digest().subarray(0, 16).toString('hex')
 
 /** The key a receiver with these options claims for `request`. */
-async function claimedKey(auth: WebhookOptions['auth'], request: IncomingRequest): Promise<{ key: string; fingerprint: string }> {
+/** A memory store that notes every key it is asked to claim. */
+function recordingStore(): { keys: string[]; store: DedupeStore } {
   const keys: string[] = []
   const store = memoryDedupeStore()
-  const recording: DedupeStore = {
-    claim: (key, ttlMs) => {
-      keys.push(key)
-      return store.claim(key, ttlMs)
+  return {
+    keys,
+    store: {
+      claim: (key, ttlMs) => {
+        keys.push(key)
+        return store.claim(key, ttlMs)
+      },
     },
   }
+}
+
+async function claimedKey(auth: WebhookOptions['auth'], request: IncomingRequest): Promise<{ key: string; fingerprint: string }> {
+  const { keys, store: recording } = recordingStore()
   const result = await createReceiver({ auth, dedupe: { store: recording } }).verify(request)
   if (!result.ok) throw new Error(`expected a verified delivery, got ${result.response.status}`)
   return { key: keys[0] as string, fingerprint: result.delivery.fingerprint }
@@ -118,14 +126,7 @@ describe('the derivation of a scope from secrets', () => {
 describe("a key of the app's own, as stored", () => {
   /** The keys a receiver whose dedupe.key is the payload's `id` gives its store, one delivery each. */
   async function storedKeys(ids: readonly string[]): Promise<string[]> {
-    const keys: string[] = []
-    const store = memoryDedupeStore()
-    const recording: DedupeStore = {
-      claim: (key, ttlMs) => {
-        keys.push(key)
-        return store.claim(key, ttlMs)
-      },
-    }
+    const { keys, store: recording } = recordingStore()
     const receiver = createReceiver({
       auth: { mode: 'none' },
       dedupe: { store: recording, key: (_req, delivery) => (delivery.payload as { id: string }).id },
