@@ -164,7 +164,8 @@ function describeMachine(): Record<string, string> {
   return {
     cpu: `${model}, ${cpus().length} cores`,
     memory: `${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
-    kernel: `Linux ${release()}`,
+    // The kernel's family only: its full release string names one build machine.
+    kernel: `Linux ${release().split(".").slice(0, 2).join(".")}`,
     commit: `${commit}${dirty}`,
   }
 }
