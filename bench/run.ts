@@ -165,7 +165,7 @@ function describeMachine(): Record<string, string> {
     cpu: `${model}, ${cpus().length} cores`,
     memory: `${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
     // The kernel's family only: its full release string names one build machine.
-    kernel: `Linux ${release().split(".").slice(0, 2).join(".")}`,
+    kernel: `Linux ${release().split('.').slice(0, 2).join('.')}`,
     commit: `${commit}${dirty}`,
   }
 }

@@ -81,7 +81,7 @@ export function machine(): string {
   // Throughput is only comparable between runs on an otherwise idle machine; the load average says whether it was.
   const [load1] = os.loadavg()
   return (
-    `${cpus.length} × ${model}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB memory, ${os.type()} ${os.release().split(".").slice(0, 2).join(".")} (${os.arch()}), ` +
+    `${cpus.length} × ${model}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB memory, ${os.type()} ${os.release().split('.').slice(0, 2).join('.')} (${os.arch()}), ` +
     `Node ${process.version}; load average ${load1?.toFixed(2)} when the run began`
   )
 }
