@@ -56,7 +56,7 @@ describe('hookguard', () => {
     const { io, stderr } = captureIo()
     expect(await run([typed], io)).toBe(2)
     expect(stderr()).toBe(
-      `hookguard: unknown command "${typed}"; did you mean "${meant}"? (expected one of sign, send, listen, token)\nRun 'hookguard --help' for usage.\n`,
+      `hookguard: unknown command "${typed}"; did you mean "${meant}"? (expected one of sign, send, listen, token, inspect)\nRun 'hookguard --help' for usage.\n`,
     )
   })
 
