@@ -71,6 +71,12 @@ async function newestId(): Promise<number> {
   return Number(await rows().first().getAttribute('data-id'))
 }
 
+/** Opens a delivery's detail and waits until the page shows it, not the detail open before it. */
+async function openDetail(id: number): Promise<void> {
+  await rowById(id).click()
+  await page.getByTestId('detail').getByRole('heading', { level: 2 }).filter({ hasText: new RegExp(`^#${id} `) }).waitFor({ timeout: 15_000 })
+}
+
 async function waitForRows(count: number, target: Page = page): Promise<void> {
   await target.waitForFunction((n) => document.querySelectorAll('[data-testid="row"]').length >= n, count, { timeout: 15_000 })
 }
@@ -179,7 +185,7 @@ describe('replay, edit and resend', () => {
     await send(`${running.receiveUrl}/orders`, { headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) }, chunks: [BODY] })
     await waitForRows(before + 1)
     original = await newestId()
-    await rowById(original).click()
+    await openDetail(original)
     await page.getByTestId('replay').waitFor()
   })
 
@@ -200,7 +206,7 @@ describe('replay, edit and resend', () => {
     await send(`${running.receiveUrl}/orders`, { headers: { 'x-service-hmac-signature': await sign(body, SECRET) }, chunks: [body] })
     await waitForRows(before + 1)
     const id = await newestId()
-    await rowById(id).click()
+    await openDetail(id)
     await page.getByTestId('replay-count').fill('2')
     await page.getByTestId('replay').click()
     await expect.poll(() => page.getByTestId('action-result').textContent(), { timeout: 15_000 }).toMatch(/^Answers: /)
@@ -211,7 +217,7 @@ describe('replay, edit and resend', () => {
   })
 
   it('edits a body and resends it, signed again through the emulator', async () => {
-    await rowById(original).click()
+    await openDetail(original)
     await page.getByTestId('edit').click()
     const edited = '{"event": "order.paid", "data": {"id": 44, "note": "edited"}}'
     await page.getByTestId('composer-body').fill(edited)
@@ -232,7 +238,7 @@ describe('export', () => {
     await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': 'ab'.repeat(32) }, chunks: [BODY] })
     await waitForRows(before + 1)
     const id = await newestId()
-    await rowById(id).click()
+    await openDetail(id)
     await page.getByTestId('export-fixture').click()
     await expect.poll(() => page.getByTestId('export-output').textContent()).toContain('"bodyBase64"')
     const fixture = (await page.getByTestId('export-output').textContent()) ?? ''
@@ -273,7 +279,7 @@ describe('safety', () => {
     })
     await waitForRows(before + 1)
     const id = await newestId()
-    await rowById(id).click()
+    await openDetail(id)
     await page.getByTestId('body-text').waitFor()
     expect(await page.getByTestId('body-text').textContent()).toBe(hostile)
     expect(await page.getByTestId('payload').textContent()).toContain('<script>window.__pwned=2')
@@ -323,12 +329,18 @@ describe('a narrow screen', () => {
     }
   })
 
-  it.runIf(process.env.INSPECT_SCREENSHOT !== undefined)('takes the screenshot for the docs', async () => {
-    // A refusal with its diagnosis: the page's reason to exist.
+  it('shows a refusal and its diagnosis in the first screen (the docs’ screenshot)', async () => {
+    // A refusal with its diagnosis: the page's reason to exist, and what the docs show.
     const diagnosed = rows().filter({ hasText: 'diagnosis secret_newline' }).first()
-    const id = (await diagnosed.count()) > 0 ? Number(await diagnosed.getAttribute('data-id')) : await newestId()
+    expect(await diagnosed.count()).toBe(1)
+    const id = Number(await diagnosed.getAttribute('data-id'))
     await page.goto(`${uiOrigin}/#/d/${id}`)
-    await page.getByTestId('facts').waitFor()
-    await page.screenshot({ path: process.env.INSPECT_SCREENSHOT as string, fullPage: false })
+    await page.getByTestId('diagnosis').waitFor()
+    expect(await page.getByTestId('diagnosis').isVisible()).toBe(true)
+    const box = await page.getByTestId('diagnosis').boundingBox()
+    expect(box?.y ?? Number.POSITIVE_INFINITY).toBeLessThan(page.viewportSize()?.height ?? 0)
+    const png = await page.screenshot({ fullPage: false })
+    expect(png.subarray(1, 4).toString()).toBe('PNG')
+    if (process.env.INSPECT_SCREENSHOT !== undefined) writeFileSync(process.env.INSPECT_SCREENSHOT, png)
   })
 })
