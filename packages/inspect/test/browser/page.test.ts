@@ -74,7 +74,11 @@ async function newestId(): Promise<number> {
 /** Opens a delivery's detail and waits until the page shows it, not the detail open before it. */
 async function openDetail(id: number): Promise<void> {
   await rowById(id).click()
-  await page.getByTestId('detail').getByRole('heading', { level: 2 }).filter({ hasText: new RegExp(`^#${id} `) }).waitFor({ timeout: 15_000 })
+  await page
+    .getByTestId('detail')
+    .getByRole('heading', { level: 2 })
+    .filter({ hasText: new RegExp(`^#${id} `) })
+    .waitFor({ timeout: 15_000 })
 }
 
 async function waitForRows(count: number, target: Page = page): Promise<void> {
