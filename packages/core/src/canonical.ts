@@ -173,14 +173,38 @@ const MAX_ESCAPED_SHARE = 5
  */
 export function gsonCandidate(body: Uint8Array): Uint8Array | undefined {
   if (body.length > MAX_GSON_FALLBACK_BODY) return undefined
-  return withGsonEscapes(plain(body), true, Math.floor(body.length / MAX_ESCAPED_SHARE))
+  return gsonText(plain(body), maxGsonEscapes(body))
+}
+
+/**
+ * Whether candidate 3 may exist for the body: within {@link MAX_GSON_FALLBACK_BODY}, and holding
+ * a byte that starts something Gson escapes. What a platform's faster pass is asked only after.
+ */
+export function mayHaveGsonForm(body: Uint8Array): boolean {
+  return body.length <= MAX_GSON_FALLBACK_BODY && containsAnyByte(plain(body), GSON_BYTES)
+}
+
+/** The most escapes candidate 3 may hold for this body (see {@link MAX_ESCAPED_SHARE}). */
+export function maxGsonEscapes(body: Uint8Array): number {
+  return Math.floor(body.length / MAX_ESCAPED_SHARE)
+}
+
+/**
+ * Candidate 3's text without the size bound: Gson's escapes applied and Java's whitespace
+ * removed, `undefined` when nothing would be escaped or more than `maxEscapes` would. The portable
+ * pass, which the Node build's WebAssembly kernel (crypto/strip.wat, `gson`) must match byte for
+ * byte; the Node build falls back to it where WebAssembly is unavailable.
+ */
+export function gsonText(body: Uint8Array, maxEscapes: number): Uint8Array | undefined {
+  return withGsonEscapes(plain(body), true, maxEscapes)
 }
 
 /**
  * The largest body the Gson fallback is tried on. Building the escaped text is a JavaScript pass
- * over every byte, several HMACs' worth of time, so without a bound an unauthenticated 1 MiB body
- * of escapes costs that much each time; the fallback is for a misconfigured sender's deliveries,
- * which are a few KiB, and the service's own sender never needs it (docs/benchmarks.md).
+ * over every byte, several HMACs' worth of time (on the Node build a WebAssembly pass, about one),
+ * so without a bound an unauthenticated 1 MiB body of escapes costs that much each time; the
+ * fallback is for a misconfigured sender's deliveries, which are a few KiB, and the service's own
+ * sender never needs it (docs/benchmarks.md).
  */
 export const MAX_GSON_FALLBACK_BODY = 64 * 1024
 

@@ -1,8 +1,9 @@
 import * as crypto from 'node:crypto'
 import { containsAnyByte } from '../bytes-platform/node.ts'
+import { gsonText } from '../canonical.ts'
 import { stripJavaWhitespace } from '../strip.ts'
 import type { CryptoBackend, HmacKey } from './types.ts'
-import { createWasmStrip, type TransientStrip, WASM_STRIP_MAX } from './wasm-strip.ts'
+import { createWasmKernels, WASM_STRIP_MAX, type WasmKernels } from './wasm-strip.ts'
 
 /** SHA-256's block size: the HMAC key is padded (or first hashed) to it. */
 const BLOCK = 64
@@ -61,7 +62,16 @@ function bytesOf(digest: string): Uint8Array {
   return out
 }
 
-let wasmStrip: TransientStrip | undefined
+/**
+ * The WebAssembly kernels, compiled on first use, not at import: most deliveries never need them.
+ * Where WebAssembly is unavailable, the portable JavaScript (whose results are fresh copies).
+ */
+let kernels: WasmKernels | undefined
+
+function wasmKernels(): WasmKernels {
+  kernels ??= createWasmKernels() ?? { strip: stripJavaWhitespace, gson: gsonText }
+  return kernels
+}
 
 /** Java's `\s`, the most frequent first: a body with a space is told after a short search. */
 const JAVA_WHITESPACE_BYTES = [0x20, 0x0a, 0x09, 0x0d, 0x0b, 0x0c]
@@ -79,9 +89,17 @@ const hasJavaWhitespace = (body: Uint8Array) => containsAnyByte(body, JAVA_WHITE
 function transientCanonical(body: Uint8Array): Uint8Array {
   if (!hasJavaWhitespace(body)) return body
   if (body.length > WASM_STRIP_MAX) return stripJavaWhitespace(body)
-  // Compiled on first use, not at import: most deliveries never need it.
-  wasmStrip ??= createWasmStrip() ?? stripJavaWhitespace
-  return wasmStrip(body)
+  return wasmKernels().strip(body)
+}
+
+/**
+ * The Gson fallback's text and its HMACs, the text possibly in the kernels' memory, as
+ * {@link transientCanonical}'s: hashed right here, synchronously (node:crypto hashes before it
+ * returns), and handed out only for the caller to copy before anything else runs.
+ */
+function gsonDigests(keys: readonly HmacKey[], body: Uint8Array, maxEscapes: number) {
+  const text = wasmKernels().gson(body, maxEscapes)
+  return text === undefined ? undefined : { digests: keys.map((key) => hmacNow(key, text)), text }
 }
 
 /**
@@ -138,6 +156,7 @@ export const backend: CryptoBackend = {
   canonicalSha256: async (body) => canonicalSha256Now(body),
   canonicalSha256Sync: (body) => canonicalSha256Now(body),
   sha256Sync: (data) => sha256Now(data),
+  gsonHmacSync: gsonDigests,
   // The asynchronous form runs on libuv's thread pool, so a slow derivation never blocks requests.
   pbkdf2Sha256: (password, salt, iterations) =>
     new Promise((resolve, reject) => {

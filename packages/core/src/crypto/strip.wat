@@ -1,4 +1,10 @@
-;; Removes Java's `\s` bytes (0x20, 0x09-0x0D) from a buffer, in place, 16 bytes at a time.
+;; Two kernels over one memory, for the Node build (wasm-strip.ts):
+;; - `strip` removes Java's `\s` bytes (0x20, 0x09-0x0D) from a buffer, in place, 16 bytes at a
+;;   time: the service's canonical text.
+;; - `gson` makes the Gson fallback's text (canonical.ts, gsonCandidate): Gson's HTML escapes
+;;   applied and Java's whitespace removed, into a second buffer. One module rather than two so
+;;   there is one instance and one memory, and `gson` reuses `strip`'s tables for its blocks
+;;   without an escape.
 ;;
 ;; Memory layout
 ;;   [0, 2048)     LO: for each 8-bit mask m, the indices 0-7 of the bits clear in m (the bytes
@@ -6,15 +12,20 @@
 ;;   [2048, 4096)  HI: the same with every index + 8, for a block's upper half: a second table
 ;;                 rather than an i8x16.add per block.
 ;;   [4096, 4112)  NIBBLE and [4112, 4128) LOW4, the classification's two constants (below).
-;;   [4128, ...)   the body, copied in by the caller (the address is exported as `input`). The
+;;   [4128, 4144)  ESCAPES: NIBBLE's counterpart for the bytes `gson` must look at (below).
+;;   [4144, 4400)  KIND: for each byte, what `gson` does with it: 0 copied, 1 removed (Java
+;;                 whitespace), 2 escaped (< > & = '), 3 maybe U+2028/U+2029 (the lead E2).
+;;   [4400, 6448)  ESCAPE: for each byte, 8 bytes whose first 6 are its escape: `\u003c` at '<'
+;;                 and so on, `\u2028` and `\u2029` at A8 and A9 (the last byte of U+2028/9).
+;;   [6448, ...)   the body, copied in by the caller (the address is exported as `input`). The
 ;;                 caller leaves 16 bytes of memory after the body: the last, partial block is
-;;                 read whole (see $block).
+;;                 read whole (see $block). `gson` writes its text elsewhere (see there).
 ;;
-;; Why in place is safe: the output position never passes the input position, and a block's
+;; Why `strip` in place is safe: the output position never passes the input position, and a block's
 ;; stores end at most at out + 16 <= in + 16, the end of the block just loaded. No store reaches
 ;; a byte not yet read.
 ;;
-;; Why the code looks like this (measured on Node 20 / V8 11.3, x64):
+;; Why `strip` looks like this (measured on Node 20 / V8 11.3, x64):
 ;; - V8 rebuilds a v128.const at its use, inside the loop too (3-5 instructions each, every
 ;;   iteration), even when the constant was put in a local before the loop. A value loaded from
 ;;   memory before the loop stays in a register, so the loop's two constants live in memory.
@@ -28,7 +39,7 @@
 (module
   (memory (export "memory") 1)
 
-  (global (export "input") i32 (i32.const 4128))
+  (global (export "input") i32 (i32.const 6448))
 
   ;; Fills the tables once per instance, at instantiation. A loop rather than a data segment so
   ;; their meaning stays readable here; it costs ~20 us per instance, which only matters if
@@ -37,6 +48,25 @@
     (local $m i32) (local $bit i32) (local $k i32)
     (v128.store (i32.const 4096) (v128.const i8x16 0x20 0 0 0 0 0 0 0 0 0x09 0x0A 0x0B 0x0C 0x0D 0 0))
     (v128.store (i32.const 4112) (v128.const i8x16 15 15 15 15 15 15 15 15 15 15 15 15 15 15 15 15))
+    ;; ESCAPES[n] is the one byte `gson` looks at whose low nibble is n: E2 at 2, ' at 7, & at 6,
+    ;; < = > at 12-14; 1 at 0 and 0 elsewhere, which no byte with that nibble can equal.
+    (v128.store (i32.const 4128) (v128.const i8x16 1 0 0xE2 0 0 0 0x26 0x27 0 0 0 0 0x3C 0x3D 0x3E 0))
+    (i32.store8 offset=4144 (i32.const 0x20) (i32.const 1))
+    (i32.store8 offset=4144 (i32.const 0x09) (i32.const 1))
+    (i32.store8 offset=4144 (i32.const 0x0A) (i32.const 1))
+    (i32.store8 offset=4144 (i32.const 0x0B) (i32.const 1))
+    (i32.store8 offset=4144 (i32.const 0x0C) (i32.const 1))
+    (i32.store8 offset=4144 (i32.const 0x0D) (i32.const 1))
+    (i32.store8 offset=4144 (i32.const 0xE2) (i32.const 3))
+    ;; Each escape: the byte, and the escape's last two characters, little-endian ('3' 'c' is 0x6333).
+    (call $escape (i32.const 0x3C) (i64.const 0x6333))
+    (call $escape (i32.const 0x3E) (i64.const 0x6533))
+    (call $escape (i32.const 0x26) (i64.const 0x3632))
+    (call $escape (i32.const 0x3D) (i64.const 0x6433))
+    (call $escape (i32.const 0x27) (i64.const 0x3732))
+    ;; U+2028 and U+2029, under their last byte, which KIND leaves 0.
+    (i64.store offset=4400 (i32.const 0x540) (i64.const 0x3832_3032_755C))   ;; A8 * 8: \u2028
+    (i64.store offset=4400 (i32.const 0x548) (i64.const 0x3932_3032_755C))   ;; A9 * 8: \u2029
     (loop $masks
       (local.set $bit (i32.const 0))
       (local.set $k (i32.const 0))
@@ -53,6 +83,12 @@
       (local.set $m (i32.add (local.get $m) (i32.const 1)))
       (br_if $masks (i32.lt_u (local.get $m) (i32.const 256)))))
   (start $init)
+
+  ;; KIND[byte] = 2, ESCAPE[byte] = `\u00` and the two hex digits.
+  (func $escape (param $byte i32) (param $hex i64)
+    (i32.store8 offset=4144 (local.get $byte) (i32.const 2))
+    (i64.store offset=4400 (i32.shl (local.get $byte) (i32.const 3))
+      (i64.or (i64.const 0x3030_755C) (i64.shl (local.get $hex) (i64.const 32)))))
 
   ;; CLASSIFY x -> mask, bit i set when byte i is whitespace: one lookup on the low nibble.
   ;;   bitmask(swizzle(NIBBLE, x & 0x0F) == x)
@@ -87,7 +123,7 @@
     (v128.store64_lane 1 (local.get $out) (local.get $y))
     (i32.sub (i32.add (local.get $out) (i32.const 8)) (i32.popcnt (local.get $hi))))
 
-  ;; strip(ptr, len) -> new length; the result is at [ptr, ptr + new length). Needs ptr >= 4128
+  ;; strip(ptr, len) -> new length; the result is at [ptr, ptr + new length). Needs ptr >= 6448
   ;; (past the tables) and 16 bytes of memory after ptr + len.
   (func (export "strip") (param $ptr i32) (param $len i32) (result i32)
     (local $in i32) (local $out i32) (local $end i32) (local $rest i32)
@@ -101,7 +137,7 @@
     (local.set $end (i32.add (local.get $ptr) (local.get $len)))
     (block $done
       (loop $pairs
-        ;; At least 32 bytes left (no underflow: $end >= 4128).
+        ;; At least 32 bytes left (no underflow: $end >= 6448).
         (br_if $done (i32.gt_u (local.get $in) (i32.sub (local.get $end) (i32.const 32))))
         (local.set $x0 (v128.load (local.get $in)))
         (local.set $x1 (v128.load offset=16 (local.get $in)))
@@ -154,4 +190,87 @@
               (call $block (v128.load offset=16 (local.get $in))
                 (i32.sub (local.get $rest) (i32.const 16)) (local.get $out)))))))
     (i32.sub (local.get $out) (local.get $ptr)))
+
+  ;; gson(ptr, len, max, out) -> the length of the text written at out: the body at [ptr, ptr +
+  ;; len) with Gson's escapes applied and Java's whitespace removed, as canonical.ts's
+  ;; withGsonEscapes(body, true, max) makes it; -1 when nothing was escaped, -2 as soon as more
+  ;; than max escapes were. Needs ptr >= 6448 and, at out >= 6448, len + 5 * max + 8 bytes that
+  ;; do not overlap the body: each escape writes 6 bytes for one byte (or for U+2028's three),
+  ;; and a store runs up to 8 bytes past the text's end (an escape is stored as 8 bytes, a
+  ;; compressed half as 8 whatever it keeps). Nothing past the body is read: a block is loaded
+  ;; whole only where 16 body bytes remain, and an E2 looks ahead only within the body.
+  ;;
+  ;; 16 bytes at a time while 16 remain: a block without a byte to escape, and no E2, is copied
+  ;; whole or compressed as `strip` does (the bulk of an ordinary body); any other block, and
+  ;; the last 0-15 bytes, byte by byte through KIND. A U+2028 at a block's end takes the next
+  ;; block's first bytes with it, so the next block starts where the bytes stopped, unaligned.
+  (func (export "gson") (param $ptr i32) (param $len i32) (param $max i32) (param $dst i32) (result i32)
+    (local $in i32) (local $out i32) (local $end i32) (local $stop i32) (local $escapes i32)
+    (local $b i32) (local $kind i32) (local $last i32)
+    (local $nibble v128) (local $low4 v128) (local $special v128)
+    (local $x v128) (local $n v128) (local $y v128) (local $m i32) (local $lo i32) (local $hi i32)
+    (local.set $nibble (v128.load (i32.const 4096)))
+    (local.set $low4 (v128.load (i32.const 4112)))
+    (local.set $special (v128.load (i32.const 4128)))
+    (local.set $in (local.get $ptr))
+    (local.set $out (local.get $dst))
+    (local.set $end (i32.add (local.get $ptr) (local.get $len)))
+    (block $done
+      (loop $blocks
+        (if (i32.le_u (i32.add (local.get $in) (i32.const 16)) (local.get $end))
+          (then
+            (local.set $x (v128.load (local.get $in)))
+            (local.set $n (v128.and (local.get $x) (local.get $low4)))
+            (if (i32.eqz (v128.any_true
+                  (i8x16.eq (local.get $x) (i8x16.swizzle (local.get $special) (local.get $n)))))
+              (then
+                (local.set $in (i32.add (local.get $in) (i32.const 16)))
+                (local.set $m   ;; CLASSIFY, as in `strip`
+                  (i8x16.bitmask (i8x16.eq (local.get $x) (i8x16.swizzle (local.get $nibble) (local.get $n)))))
+                ;; COMPRESS, as in `strip` (with mask 0 it stores the block as it is)
+                (local.set $lo (i32.and (local.get $m) (i32.const 0xFF)))
+                (local.set $hi (i32.shr_u (local.get $m) (i32.const 8)))
+                (local.set $y
+                  (i8x16.swizzle (local.get $x)
+                    (v128.load64_lane offset=2048 1 (i32.shl (local.get $hi) (i32.const 3))
+                      (v128.load64_zero (i32.shl (local.get $lo) (i32.const 3))))))
+                (v128.store64_lane 0 (local.get $out) (local.get $y))
+                (local.set $out (i32.sub (i32.add (local.get $out) (i32.const 8)) (i32.popcnt (local.get $lo))))
+                (v128.store64_lane 1 (local.get $out) (local.get $y))
+                (local.set $out (i32.sub (i32.add (local.get $out) (i32.const 8)) (i32.popcnt (local.get $hi))))
+                (br $blocks)))
+            (local.set $stop (i32.add (local.get $in) (i32.const 16))))
+          (else
+            (br_if $done (i32.ge_u (local.get $in) (local.get $end)))
+            (local.set $stop (local.get $end))))
+        ;; Byte by byte up to $stop (or two past it, for a U+2028 that starts before it).
+        (loop $bytes
+          (local.set $b (i32.load8_u (local.get $in)))
+          (local.set $kind (i32.load8_u offset=4144 (local.get $b)))
+          (local.set $in (i32.add (local.get $in) (i32.const 1)))
+          (block $next
+            (block $copy
+              (br_if $copy (i32.eqz (local.get $kind)))
+              (br_if $next (i32.eq (local.get $kind) (i32.const 1)))
+              (if (i32.eq (local.get $kind) (i32.const 3))
+                (then
+                  ;; E2: U+2028/9 only when 80 A8/A9 follow within the body.
+                  (br_if $copy (i32.gt_u (i32.add (local.get $in) (i32.const 2)) (local.get $end)))
+                  (br_if $copy (i32.ne (i32.load8_u (local.get $in)) (i32.const 0x80)))
+                  (local.set $last (i32.load8_u offset=1 (local.get $in)))
+                  (br_if $copy (i32.ne (i32.or (local.get $last) (i32.const 1)) (i32.const 0xA9)))
+                  (local.set $b (local.get $last))
+                  (local.set $in (i32.add (local.get $in) (i32.const 2)))))
+              (local.set $escapes (i32.add (local.get $escapes) (i32.const 1)))
+              (if (i32.gt_u (local.get $escapes) (local.get $max)) (then (return (i32.const -2))))
+              (i64.store (local.get $out) (i64.load offset=4400 (i32.shl (local.get $b) (i32.const 3))))
+              (local.set $out (i32.add (local.get $out) (i32.const 6)))
+              (br $next))
+            (i32.store8 (local.get $out) (local.get $b))
+            (local.set $out (i32.add (local.get $out) (i32.const 1))))
+          (br_if $bytes (i32.lt_u (local.get $in) (local.get $stop))))
+        (br $blocks)))
+    (if (result i32) (local.get $escapes)
+      (then (i32.sub (local.get $out) (local.get $dst)))
+      (else (i32.const -1))))
 )

@@ -24,6 +24,15 @@ export interface CryptoBackend {
   canonicalSha256Sync?: (body: Uint8Array) => Uint8Array
   /** SHA-256 of `data`, synchronously, where `canonicalSha256Sync` is: the fingerprint of a mode that signs nothing. */
   sha256Sync?: (data: Uint8Array) => Uint8Array
+  /**
+   * Where the platform makes the Gson fallback's text faster than canonical.ts's portable pass
+   * (Node: WebAssembly): HMAC-SHA256 with each key of `body` with Gson's escapes applied and
+   * Java's whitespace removed, exactly as canonical.ts's `gsonText(body, maxEscapes)` makes it, and
+   * that text; `undefined` when `gsonText` would be. Synchronous because the text may lie in the
+   * platform's scratch memory, valid only until the backend's next call: the caller reads it (or
+   * copies it) before it awaits or calls the backend again.
+   */
+  gsonHmacSync?: (keys: readonly HmacKey[], body: Uint8Array, maxEscapes: number) => { digests: Uint8Array[]; text: Uint8Array } | undefined
   /** PBKDF2-HMAC-SHA256, 32 bytes: deliberately slow, off the event loop where the platform allows. */
   pbkdf2Sha256(password: Uint8Array, salt: Uint8Array, iterations: number): Promise<Uint8Array>
 }
