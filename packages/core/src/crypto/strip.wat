@@ -13,11 +13,12 @@
 ;;                 rather than an i8x16.add per block.
 ;;   [4096, 4112)  NIBBLE and [4112, 4128) LOW4, the classification's two constants (below).
 ;;   [4128, 4144)  ESCAPES: NIBBLE's counterpart for the bytes `gson` must look at (below).
-;;   [4144, 4400)  KIND: for each byte, what `gson` does with it: 0 copied, 1 removed (Java
-;;                 whitespace), 2 escaped (< > & = '), 3 maybe U+2028/U+2029 (the lead E2).
-;;   [4400, 6448)  ESCAPE: for each byte, 8 bytes whose first 6 are its escape: `\u003c` at '<'
-;;                 and so on, `\u2028` and `\u2029` at A8 and A9 (the last byte of U+2028/9).
-;;   [6448, ...)   the body, copied in by the caller (the address is exported as `input`). The
+;;   [4144, 4400)  ADV: for each byte, how far `gson`'s output advances past it: 1 copied, 0
+;;                 removed (Java whitespace), 6 escaped (< > & = ').
+;;   [4400, 6464)  ENTRY: for each byte, the 8 bytes `gson` stores for it: the byte itself, or its
+;;                 escape in the first 6 (`\u003c` at '<' and so on); then two more entries,
+;;                 256 and 257, `\u2028` and `\u2029` for U+2028 and U+2029 (E2 80 A8/A9).
+;;   [6464, ...)   the body, copied in by the caller (the address is exported as `input`). The
 ;;                 caller leaves 16 bytes of memory after the body: the last, partial block is
 ;;                 read whole (see $block). `gson` writes its text elsewhere (see there).
 ;;
@@ -39,7 +40,7 @@
 (module
   (memory (export "memory") 1)
 
-  (global (export "input") i32 (i32.const 6448))
+  (global (export "input") i32 (i32.const 6464))
 
   ;; Fills the tables once per instance, at instantiation. A loop rather than a data segment so
   ;; their meaning stays readable here; it costs ~20 us per instance, which only matters if
@@ -51,22 +52,28 @@
     ;; ESCAPES[n] is the one byte `gson` looks at whose low nibble is n: E2 at 2, ' at 7, & at 6,
     ;; < = > at 12-14; 1 at 0 and 0 elsewhere, which no byte with that nibble can equal.
     (v128.store (i32.const 4128) (v128.const i8x16 1 0 0xE2 0 0 0 0x26 0x27 0 0 0 0 0x3C 0x3D 0x3E 0))
-    (i32.store8 offset=4144 (i32.const 0x20) (i32.const 1))
-    (i32.store8 offset=4144 (i32.const 0x09) (i32.const 1))
-    (i32.store8 offset=4144 (i32.const 0x0A) (i32.const 1))
-    (i32.store8 offset=4144 (i32.const 0x0B) (i32.const 1))
-    (i32.store8 offset=4144 (i32.const 0x0C) (i32.const 1))
-    (i32.store8 offset=4144 (i32.const 0x0D) (i32.const 1))
-    (i32.store8 offset=4144 (i32.const 0xE2) (i32.const 3))
+    ;; ADV 1 and ENTRY the byte itself, for every byte; then the exceptions.
+    (loop $bytes
+      (i32.store8 offset=4144 (local.get $k) (i32.const 1))
+      (i64.store offset=4400 (i32.shl (local.get $k) (i32.const 3)) (i64.extend_i32_u (local.get $k)))
+      (local.set $k (i32.add (local.get $k) (i32.const 1)))
+      (br_if $bytes (i32.lt_u (local.get $k) (i32.const 256))))
+    (i32.store8 offset=4144 (i32.const 0x20) (i32.const 0))
+    (i32.store8 offset=4144 (i32.const 0x09) (i32.const 0))
+    (i32.store8 offset=4144 (i32.const 0x0A) (i32.const 0))
+    (i32.store8 offset=4144 (i32.const 0x0B) (i32.const 0))
+    (i32.store8 offset=4144 (i32.const 0x0C) (i32.const 0))
+    (i32.store8 offset=4144 (i32.const 0x0D) (i32.const 0))
     ;; Each escape: the byte, and the escape's last two characters, little-endian ('3' 'c' is 0x6333).
     (call $escape (i32.const 0x3C) (i64.const 0x6333))
     (call $escape (i32.const 0x3E) (i64.const 0x6533))
     (call $escape (i32.const 0x26) (i64.const 0x3632))
     (call $escape (i32.const 0x3D) (i64.const 0x6433))
     (call $escape (i32.const 0x27) (i64.const 0x3732))
-    ;; U+2028 and U+2029, under their last byte, which KIND leaves 0.
-    (i64.store offset=4400 (i32.const 0x540) (i64.const 0x3832_3032_755C))   ;; A8 * 8: \u2028
-    (i64.store offset=4400 (i32.const 0x548) (i64.const 0x3932_3032_755C))   ;; A9 * 8: \u2029
+    ;; U+2028 and U+2029: entries 256 and 257.
+    (i64.store offset=4400 (i32.const 0x800) (i64.const 0x3832_3032_755C))   ;; 256 * 8: \u2028
+    (i64.store offset=4400 (i32.const 0x808) (i64.const 0x3932_3032_755C))   ;; 257 * 8: \u2029
+    (local.set $k (i32.const 0))
     (loop $masks
       (local.set $bit (i32.const 0))
       (local.set $k (i32.const 0))
@@ -84,9 +91,9 @@
       (br_if $masks (i32.lt_u (local.get $m) (i32.const 256)))))
   (start $init)
 
-  ;; KIND[byte] = 2, ESCAPE[byte] = `\u00` and the two hex digits.
+  ;; ADV[byte] = 6, ENTRY[byte] = `\u00` and the two hex digits.
   (func $escape (param $byte i32) (param $hex i64)
-    (i32.store8 offset=4144 (local.get $byte) (i32.const 2))
+    (i32.store8 offset=4144 (local.get $byte) (i32.const 6))
     (i64.store offset=4400 (i32.shl (local.get $byte) (i32.const 3))
       (i64.or (i64.const 0x3030_755C) (i64.shl (local.get $hex) (i64.const 32)))))
 
@@ -123,7 +130,7 @@
     (v128.store64_lane 1 (local.get $out) (local.get $y))
     (i32.sub (i32.add (local.get $out) (i32.const 8)) (i32.popcnt (local.get $hi))))
 
-  ;; strip(ptr, len) -> new length; the result is at [ptr, ptr + new length). Needs ptr >= 6448
+  ;; strip(ptr, len) -> new length; the result is at [ptr, ptr + new length). Needs ptr >= 6464
   ;; (past the tables) and 16 bytes of memory after ptr + len.
   (func (export "strip") (param $ptr i32) (param $len i32) (result i32)
     (local $in i32) (local $out i32) (local $end i32) (local $rest i32)
@@ -137,7 +144,7 @@
     (local.set $end (i32.add (local.get $ptr) (local.get $len)))
     (block $done
       (loop $pairs
-        ;; At least 32 bytes left (no underflow: $end >= 6448).
+        ;; At least 32 bytes left (no underflow: $end >= 6464).
         (br_if $done (i32.gt_u (local.get $in) (i32.sub (local.get $end) (i32.const 32))))
         (local.set $x0 (v128.load (local.get $in)))
         (local.set $x1 (v128.load offset=16 (local.get $in)))
@@ -193,20 +200,22 @@
 
   ;; gson(ptr, len, max, out) -> the length of the text written at out: the body at [ptr, ptr +
   ;; len) with Gson's escapes applied and Java's whitespace removed, as canonical.ts's
-  ;; withGsonEscapes(body, true, max) makes it; -1 when nothing was escaped, -2 as soon as more
-  ;; than max escapes were. Needs ptr >= 6448 and, at out >= 6448, len + 5 * max + 8 bytes that
-  ;; do not overlap the body: each escape writes 6 bytes for one byte (or for U+2028's three),
-  ;; and a store runs up to 8 bytes past the text's end (an escape is stored as 8 bytes, a
-  ;; compressed half as 8 whatever it keeps). Nothing past the body is read: a block is loaded
-  ;; whole only where 16 body bytes remain, and an E2 looks ahead only within the body.
+  ;; withGsonEscapes(body, true, max) makes it; -1 when nothing was escaped, -2 when more than
+  ;; max escapes were (told at the end of the block where it happens). Needs ptr >= 6464 and, at
+  ;; out >= 6464, len + 5 * (max + 16) + 8 bytes that do not overlap the body: each escape writes
+  ;; 6 bytes for one byte (or for U+2028's three), up to 16 escapes past max are written before
+  ;; the block ends, and a store runs up to 8 bytes past the text's end (each byte's entry is
+  ;; stored as 8 bytes, a compressed half as 8 whatever it keeps). What a block or a byte's
+  ;; look-ahead reads past the body (the caller's 16 spare bytes) never reaches the text: a
+  ;; block is loaded whole only where 16 body bytes remain, and U+2028 is matched only within it.
   ;;
   ;; 16 bytes at a time while 16 remain: a block without a byte to escape, and no E2, is copied
   ;; whole or compressed as `strip` does (the bulk of an ordinary body); any other block, and
-  ;; the last 0-15 bytes, byte by byte through KIND. A U+2028 at a block's end takes the next
+  ;; the last 0-15 bytes, byte by byte through ADV and ENTRY. A U+2028 at a block's end takes the next
   ;; block's first bytes with it, so the next block starts where the bytes stopped, unaligned.
   (func (export "gson") (param $ptr i32) (param $len i32) (param $max i32) (param $dst i32) (result i32)
     (local $in i32) (local $out i32) (local $end i32) (local $stop i32) (local $escapes i32)
-    (local $b i32) (local $kind i32) (local $last i32)
+    (local $w i32) (local $b i32) (local $ls i32) (local $adv i32) (local $skip i32)
     (local $nibble v128) (local $low4 v128) (local $special v128)
     (local $x v128) (local $n v128) (local $y v128) (local $m i32) (local $lo i32) (local $hi i32)
     (local.set $nibble (v128.load (i32.const 4096)))
@@ -243,32 +252,46 @@
           (else
             (br_if $done (i32.ge_u (local.get $in) (local.get $end)))
             (local.set $stop (local.get $end))))
-        ;; Byte by byte up to $stop (or two past it, for a U+2028 that starts before it).
+        ;; Byte by byte up to $stop (or two past it, for a U+2028 that starts before it), without a
+        ;; branch on what a byte is: each byte stores its 8-byte ENTRY (itself, or its escape) and
+        ;; advances by its ADV (1, 0 or 6), so the next store overwrites what it does not keep.
+        ;; A hostile body mixes kinds at random, and a branch per kind mispredicted on most
+        ;; bytes: four times the HMAC of the text, where this costs about one.
         (loop $bytes
-          (local.set $b (i32.load8_u (local.get $in)))
-          (local.set $kind (i32.load8_u offset=4144 (local.get $b)))
+          ;; The byte and the three after it, in one load: U+2028/9 is E2 80 A8/A9 within the
+          ;; body. Past the body it reads the caller's spare bytes, which the bound test discards.
+          (local.set $w (i32.load (local.get $in)))
+          (local.set $b (i32.and (local.get $w) (i32.const 0xFF)))
+          (local.set $ls
+            (i32.and
+              (i32.eq (i32.and (local.get $w) (i32.const 0xFEFFFF)) (i32.const 0xA880E2))
+              (i32.le_u (i32.add (local.get $in) (i32.const 3)) (local.get $end))))
+          (i64.store (local.get $out)
+            (i64.load offset=4400
+              (i32.shl
+                (select
+                  (i32.add (i32.const 256) (i32.and (i32.shr_u (local.get $w) (i32.const 16)) (i32.const 1)))
+                  (local.get $b)
+                  (local.get $ls))
+                (i32.const 3))))
+          ;; The two bytes after an E2 that began U+2028 advance nothing: $in moves by one
+          ;; whatever the byte, so no load waits for the one before it.
+          (local.set $adv
+            (select (i32.const 0)
+              (select (i32.const 6) (i32.load8_u offset=4144 (local.get $b)) (local.get $ls))
+              (local.get $skip)))
+          (local.set $skip
+            (select (i32.const 2) (i32.sub (local.get $skip) (i32.ne (local.get $skip) (i32.const 0))) (local.get $ls)))
+          (local.set $out (i32.add (local.get $out) (local.get $adv)))
+          (local.set $escapes (i32.add (local.get $escapes) (i32.eq (local.get $adv) (i32.const 6))))
           (local.set $in (i32.add (local.get $in) (i32.const 1)))
-          (block $next
-            (block $copy
-              (br_if $copy (i32.eqz (local.get $kind)))
-              (br_if $next (i32.eq (local.get $kind) (i32.const 1)))
-              (if (i32.eq (local.get $kind) (i32.const 3))
-                (then
-                  ;; E2: U+2028/9 only when 80 A8/A9 follow within the body.
-                  (br_if $copy (i32.gt_u (i32.add (local.get $in) (i32.const 2)) (local.get $end)))
-                  (br_if $copy (i32.ne (i32.load8_u (local.get $in)) (i32.const 0x80)))
-                  (local.set $last (i32.load8_u offset=1 (local.get $in)))
-                  (br_if $copy (i32.ne (i32.or (local.get $last) (i32.const 1)) (i32.const 0xA9)))
-                  (local.set $b (local.get $last))
-                  (local.set $in (i32.add (local.get $in) (i32.const 2)))))
-              (local.set $escapes (i32.add (local.get $escapes) (i32.const 1)))
-              (if (i32.gt_u (local.get $escapes) (local.get $max)) (then (return (i32.const -2))))
-              (i64.store (local.get $out) (i64.load offset=4400 (i32.shl (local.get $b) (i32.const 3))))
-              (local.set $out (i32.add (local.get $out) (i32.const 6)))
-              (br $next))
-            (i32.store8 (local.get $out) (local.get $b))
-            (local.set $out (i32.add (local.get $out) (i32.const 1))))
           (br_if $bytes (i32.lt_u (local.get $in) (local.get $stop))))
+        ;; A U+2028 begun at the block's last bytes: the next block starts after it, unaligned.
+        (local.set $in (i32.add (local.get $in) (local.get $skip)))
+        (local.set $skip (i32.const 0))
+        ;; Counted per block rather than per escape: at most 16 escapes past max are written
+        ;; before the refusal, which the caller's room allows for.
+        (if (i32.gt_u (local.get $escapes) (local.get $max)) (then (return (i32.const -2))))
         (br $blocks)))
     (if (result i32) (local.get $escapes)
       (then (i32.sub (local.get $out) (local.get $dst)))

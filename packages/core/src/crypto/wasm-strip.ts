@@ -2,8 +2,10 @@
  * The Node build's WebAssembly kernels (strip.wat), one instance over one memory:
  * - Java-`\s` stripping by a SIMD kernel, about ten times the speed of the word-at-a-time
  *   JavaScript in strip.ts;
- * - the Gson fallback's text (Gson's escapes applied, Java's whitespace removed), about four
- *   times the speed of canonical.ts's JavaScript pass on a body of escapes, more on ordinary ones.
+ * - the Gson fallback's text (Gson's escapes applied, Java's whitespace removed): about three
+ *   HMACs of the body on the worst hostile one, where canonical.ts's JavaScript pass costs ten
+ *   (a pass that branches on each byte's kind is as slow on a body that mixes kinds at random),
+ *   and a fifth of one on an ordinary body.
  * The JavaScript stays the portable implementation (Cloudflare Workers refuse to compile
  * WebAssembly from bytes at run time, and `node --jitless` has none).
  *
@@ -22,8 +24,8 @@ interface Exports {
 
 const PAGE = 65536
 /**
- * `strip` reads the last, partial block as a whole 16-byte block; `gson` stores up to 8 bytes
- * past its text's end. 16 spare bytes serve both.
+ * `strip` reads the last, partial block as a whole 16-byte block; `gson` reads up to 3 bytes
+ * past the body and stores up to 8 past its text's end. 16 spare bytes serve both.
  */
 const SLACK = 16
 
@@ -87,7 +89,8 @@ export function createWasmKernels(): WasmKernels | undefined {
     gson: (body, maxEscapes) => {
       // The text goes after the body, 16-byte aligned: the kernel writes it apart from what it reads.
       const out = input + ((body.length + SLACK + 15) & ~15)
-      load(body, out + body.length + 5 * maxEscapes + SLACK)
+      // Room for the most escapes allowed, and the 16 more the kernel may write before it refuses.
+      load(body, out + body.length + 5 * (maxEscapes + 16) + SLACK)
       const length = exports.gson(input, body.length, maxEscapes, out)
       return length < 0 ? undefined : memory.subarray(out, out + length)
     },
