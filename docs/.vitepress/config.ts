@@ -5,34 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { type DefaultTheme, defineConfig } from 'vitepress'
-
-/** The repository: where the site links for files outside docs/, and its "edit this page" links. */
-const REPOSITORY = 'https://github.com/hookguard/hookguard'
-
-/**
- * Heading ids as GitHub writes them (lower case; punctuation other than `-` and `_` dropped; each
- * space a `-`), so that one `page.md#anchor` link works on GitHub, on npm and on this site.
- */
-export function slugify(text: string): string {
-  return text
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
-    .replace(/ /g, '-')
-}
-
-/**
- * A link written for the repository, in the README region the Quick start page includes: `docs/x.md`
- * is this site's `x.md`; a file elsewhere in the repository is its page on GitHub.
- */
-export function siteLink(href: string): string {
-  if (/^[a-z][a-z\d+.-]*:|^[#/]/i.test(href)) return href
-  if (href.startsWith('docs/')) return href.slice('docs/'.length)
-  if (/^(packages|examples|scripts|test|bench|runtimes|testkit|load)\/|^(CHANGELOG|CONTRIBUTING)\.md|^LICENSE$/.test(href)) {
-    return `${REPOSITORY}/blob/main/${href}`
-  }
-  return href
-}
+import { REPOSITORY, siteLink, slugify } from './links.ts'
 
 const apiSidebarFile = fileURLToPath(new URL('../api/typedoc-sidebar.json', import.meta.url))
 /** The API reference's sidebar, as TypeDoc wrote it (none before `pnpm run docs`). */

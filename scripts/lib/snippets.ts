@@ -86,7 +86,8 @@ const KNOWN_KEYS = new Set(['file', 'nocompile', 'context', 'env', 'run', 'deliv
 
 /**
  * README.md, every packages/*\/README.md, CONTRIBUTING.md and every page of docs/ (its generated
- * API reference, docs/api, aside), relative to `root`.
+ * API reference, docs/api, and docs/quick-start.md, a copy of README.md's Quick start, aside),
+ * relative to `root`.
  */
 export function readmeFiles(root: string): string[] {
   const packages = join(root, 'packages')
@@ -97,7 +98,7 @@ export function readmeFiles(root: string): string[] {
       .map((folder) => `packages/${folder}/README.md`)
       .filter((file) => existsSync(join(root, file))),
     ...['CONTRIBUTING.md'].filter((file) => existsSync(join(root, file))),
-    ...markdownUnder(root, 'docs'),
+    ...markdownUnder(root, 'docs').filter((file) => file !== 'docs/quick-start.md'),
   ]
 }
 
