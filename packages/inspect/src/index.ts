@@ -17,5 +17,5 @@ export type { DeliverFunction, InspectAuth, InspectorOptions } from './options.t
 export { DEFAULT_FORWARD_TIMEOUT_MS, DEFAULT_PORT, DEFAULT_TOKEN_PATH, DEFAULT_UI_PORT } from './options.ts'
 export type { AppAnswer, InspectedRecord, RecordSource } from './record.ts'
 export type { RingOptions } from './ring.ts'
-export { DEFAULT_MAX_BYTES, DEFAULT_MAX_RECORDS, fromLine, Ring, toLine } from './ring.ts'
+export { COMPACT_FACTOR, DEFAULT_MAX_BYTES, DEFAULT_MAX_RECORDS, fromLine, Ring, toLine } from './ring.ts'
 export type { RecordDetail, RecordSummary } from './view.ts'

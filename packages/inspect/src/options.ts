@@ -57,6 +57,8 @@ export interface InspectorOptions {
   deliver?: DeliverFunction
   /** Each record once it is complete, in order of completion. */
   onRecord?: (record: InspectedRecord) => void
+  /** A line for the terminal, such as how many lines of the save file were skipped. Default `console.error`. */
+  onWarning?: (message: string) => void
   /** The page's access token; default a random one per run. */
   accessToken?: string
 }
@@ -78,6 +80,7 @@ export interface InspectorSettings {
   maxBytes: number
   deliver: DeliverFunction | undefined
   onRecord: ((record: InspectedRecord) => void) | undefined
+  onWarning: (message: string) => void
   accessToken: string | undefined
 }
 
@@ -105,6 +108,7 @@ export function checkOptions({
   maxBytes = DEFAULT_MAX_BYTES,
   deliver,
   onRecord,
+  onWarning = (message) => console.error(message),
   accessToken,
 }: InspectorOptions): InspectorSettings {
   if (typeof auth !== 'object' || auth === null) fail('auth is required: { mode, … }')
@@ -153,6 +157,7 @@ export function checkOptions({
     maxBytes,
     deliver,
     onRecord,
+    onWarning,
     accessToken,
   }
 }
