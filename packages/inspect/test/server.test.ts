@@ -210,6 +210,72 @@ describe('the page’s server', () => {
     expect(page.body.toString()).not.toMatch(/<script>[^<]/)
   })
 
+  it('names its cookie for its port, and gives it a value of its own, not the access token', async () => {
+    const { running, base } = await ui()
+    const port = new URL(base).port
+    const cookie = String((await send(running.uiUrl, { method: 'GET' })).headers['set-cookie'])
+    const [pair = ''] = cookie.split(';')
+    const [name, value = ''] = pair.split('=')
+    expect(name).toBe(`hookguard_inspect_${port}`)
+    expect(cookie).toMatch(/; Path=\//)
+    expect(value.length).toBeGreaterThanOrEqual(32)
+    expect(value).not.toContain(running.accessToken)
+    expect((await send(`${base}/api/state`, { method: 'GET', headers: { cookie: pair } })).status).toBe(200)
+    // The access token is no cookie: an app on another port that receives this cookie learns no token.
+    const asCookie = `hookguard_inspect_${port}=${running.accessToken}`
+    expect((await send(`${base}/api/state`, { method: 'GET', headers: { cookie: asCookie } })).status).toBe(401)
+    // Nor is the cookie's value an access token.
+    expect((await send(`${base}/api/state`, { method: 'GET', headers: { 'x-inspect-token': value } })).status).toBe(401)
+    expect((await send(`${base}/?token=${value}`, { method: 'GET' })).status).toBe(401)
+  })
+
+  it('keeps two inspectors apart: each one’s cookie opens its own page only', async () => {
+    const one = await ui()
+    const two = await ui()
+    const cookieOf = async (running: typeof one.running) =>
+      String((await send(running.uiUrl, { method: 'GET' })).headers['set-cookie']).split(';')[0] as string
+    const [first, second] = [await cookieOf(one.running), await cookieOf(two.running)]
+    expect(first.split('=')[0]).not.toBe(second.split('=')[0])
+    // A browser sends both cookies to both ports.
+    const both = `${first}; ${second}`
+    expect((await send(`${one.base}/api/state`, { method: 'GET', headers: { cookie: both } })).status).toBe(200)
+    expect((await send(`${two.base}/api/state`, { method: 'GET', headers: { cookie: both } })).status).toBe(200)
+    // Each one's under the other's name is refused.
+    const swapped = `${second.split('=')[0]}=${first.split('=')[1]}`
+    expect((await send(`${two.base}/api/state`, { method: 'GET', headers: { cookie: swapped } })).status).toBe(401)
+  })
+
+  it('takes an action from its page opened at localhost or 127.0.0.1, whichever name the request is sent to', async () => {
+    const { base, token } = await ui()
+    const port = new URL(base).port
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`]) {
+      for (const origin of [`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`]) {
+        const answer = await send(`${base}/api/records`, { method: 'DELETE', headers: { host, origin, 'x-inspect-token': token } })
+        expect(answer.status, `${host} ${origin}`).toBe(200)
+      }
+    }
+  })
+
+  it('refuses an action from any other origin, a name that resolves to this machine or another port included', async () => {
+    const { base, token } = await ui()
+    const port = new URL(base).port
+    for (const origin of [
+      `http://evil.test:${port}`,
+      `http://localhost.evil.test:${port}`,
+      `http://localhost:${Number(port) + 1}`,
+      `https://localhost:${port}`,
+      `http://localhost`,
+      'null',
+    ]) {
+      const answer = await send(`${base}/api/records`, { method: 'DELETE', headers: { origin, 'x-inspect-token': token } })
+      expect(answer.status, origin).toBe(403)
+    }
+    for (const host of [`evil.test:${port}`, `localhost:${Number(port) + 1}`]) {
+      const answer = await send(`${base}/api/records`, { method: 'DELETE', headers: { host, 'x-inspect-token': token } })
+      expect(answer.status, host).toBe(421)
+    }
+  })
+
   it('refuses an action from a foreign Origin', async () => {
     const { base, token } = await ui()
     const answer = await send(`${base}/api/records`, {
