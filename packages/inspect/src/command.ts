@@ -127,6 +127,7 @@ export async function inspectCommand(args: readonly string[], io: InspectIo, dep
       ...(values['token-path'] !== undefined && { tokenPath: values['token-path'] as string }),
       ...(deps.deliver !== undefined && { deliver: deps.deliver }),
       onRecord,
+      onWarning: (message) => io.stderr.write(`${message}\n`),
     })
   } catch (error) {
     if (error instanceof TypeError) throw error

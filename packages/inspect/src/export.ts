@@ -1,12 +1,18 @@
 import { DEFAULT_SIGNATURE_HEADER } from '@hookguard/core'
+import { fixtureJson, fixtureName, fixtureTest } from './fixture.ts'
 import type { InspectedRecord } from './record.ts'
-import { REDACTED, redactUrl } from './redact.ts'
+import { basicUser, type LeftOut, redactCredentials, redactHeader, redactUrl, withoutCredentials } from './redact.ts'
+import { encodedFromEnvironment, fromEnvironment, printfBytes, shellBytes, shellQuote } from './shell.ts'
+
+export { printfBytes, shellQuote } from './shell.ts'
 
 /**
  * A delivery as something to keep or run again: a `hookguard send` command, a curl command that
- * posts the exact bytes, a HAR file, and a Vitest fixture. Credentials are never written out:
- * commands read them from the environment (`HOOKGUARD_SECRET`, `HOOKGUARD_PASSWORD`,
- * `HOOKGUARD_APP_SECRET`), and the fixture's test re-authenticates with them.
+ * posts the exact bytes, a HAR file, and a Vitest fixture. Credentials are never written out, and
+ * go through the same redaction as the page ({@link redactUrl}, {@link redactHeader}): commands
+ * read each one from an environment variable they name (`HOOKGUARD_SECRET`, `HOOKGUARD_PASSWORD`,
+ * `HOOKGUARD_APP_SECRET`, `HOOKGUARD_ACCESS_TOKEN`…) and stop when it is not set; HAR and the
+ * fixture carry `[redacted]`, and the fixture's test re-authenticates from the environment.
  */
 
 export type ExportFormat = 'send' | 'curl' | 'har' | 'fixture' | 'fixture-test'
@@ -22,46 +28,75 @@ export interface ExportContext {
   tokenPath?: string
 }
 
-/** The headers a command need not repeat: the framing (curl writes its own) and the connection's. */
-const FRAMING = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'expect', 'accept-encoding'])
-
-/** POSIX single quotes: `'` is closed, escaped and reopened, so nothing inside is interpreted. */
-export function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`
-}
-
 /**
- * A `printf` format that writes exactly these bytes: printable ASCII as it is (with `%` and `\`
- * doubled), every other byte as a three-digit octal escape, so NUL, newlines and UTF-8 survive
- * any shell. `printf` (POSIX) interprets the escapes in its format.
+ * The headers a command does not repeat: the framing (curl writes its own), the connection's, and
+ * the hop-by-hop ones the app never received (`Proxy-Authorization` among them).
  */
-export function printfBytes(body: Uint8Array): string {
-  let out = ''
-  for (const byte of body) {
-    if (byte === 0x25) out += '%%'
-    else if (byte === 0x5c) out += '\\\\'
-    else if (byte === 0x27) out += '\\047'
-    else if (byte >= 0x20 && byte < 0x7f) out += String.fromCharCode(byte)
-    else out += `\\${byte.toString(8).padStart(3, '0')}`
+const NOT_SENT = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'expect',
+  'accept-encoding',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+])
+
+/** The environment variables a command reads, each with why, written as comments at its top. */
+class Needs {
+  readonly #variables = new Map<string, string>()
+
+  add(variable: string, why = ''): void {
+    if (!this.#variables.has(variable)) this.#variables.set(variable, why)
   }
-  return `printf '${out}'`
+
+  get variables(): string[] {
+    return [...this.#variables.keys()]
+  }
+
+  toString(): string {
+    return [...this.#variables]
+      .map(([variable, why]) => `# Needs ${variable} in the environment${why === '' ? '' : ` (${why})`}.\n`)
+      .join('')
+  }
 }
 
-function targetUrl(record: InspectedRecord, base: string): string {
+/** The export's address: the recorded path and query on `base`, the query's credentials taken out. */
+function exportTarget(record: InspectedRecord, base: string): { url: string; leftOut: LeftOut[] } {
   const url = new URL(base)
-  const query = record.url.indexOf('?') < 0 ? '' : record.url.slice(record.url.indexOf('?') + 1)
-  const path = record.url.indexOf('?') < 0 ? record.url : record.url.slice(0, record.url.indexOf('?'))
-  const params = new URLSearchParams(query)
-  // A recorded token has expired by the time anyone runs this: `send` fetches a new one.
-  params.delete('access_token')
-  const rest = params.toString()
-  return `${url.origin}${url.pathname.replace(/\/$/, '')}${path}${rest === '' ? '' : `?${rest}`}`
+  const path = record.url.startsWith('/') ? record.url : `/${record.url}`
+  const { url: rest, leftOut } = withoutCredentials(path)
+  return { url: `${url.origin}${url.pathname.replace(/\/$/, '')}${rest}`, leftOut }
 }
+
+const leftOutWhy = ({ name }: LeftOut) => `the query's ${name}, left out here`
 
 /** `hookguard send`, re-authenticated from the environment, the body piped as its exact bytes. */
 export function toSendCommand(record: InspectedRecord, context: ExportContext): string {
-  const url = targetUrl(record, context.url)
-  const args = [`hookguard send ${shellQuote(url)}`, `--mode ${record.mode}`]
+  const target = exportTarget(record, context.url)
+  const needs = new Needs()
+  if (record.mode === 'secret') needs.add('HOOKGUARD_SECRET')
+  if (record.mode === 'basic') needs.add('HOOKGUARD_PASSWORD')
+  if (record.mode === 'oauth2') needs.add('HOOKGUARD_APP_SECRET')
+  // A recorded token has expired by the time anyone runs this: in mode oauth2, `send` fetches a new one.
+  const leftOut = target.leftOut.filter(({ variable }) => record.mode !== 'oauth2' || variable !== 'HOOKGUARD_ACCESS_TOKEN')
+  // `send` takes a URL and no query of its own: each credential goes in it, encoded, from the environment.
+  let url = ''
+  let text = target.url
+  let separator = target.url.includes('?') ? '&' : '?'
+  for (const credential of leftOut) {
+    url += shellQuote(`${text}${separator}${credential.name}=`) + encodedFromEnvironment(credential.variable)
+    needs.add(credential.variable, leftOutWhy(credential))
+    text = ''
+    separator = '&'
+  }
+  if (text !== '') url += shellQuote(text)
+  const args = [`hookguard send ${url}`, `--mode ${record.mode}`]
   if (record.mode === 'secret') {
     const header = context.signatureHeader ?? DEFAULT_SIGNATURE_HEADER
     if (header.toLowerCase() !== DEFAULT_SIGNATURE_HEADER.toLowerCase()) args.push(`--signature-header ${shellQuote(header)}`)
@@ -72,56 +107,71 @@ export function toSendCommand(record: InspectedRecord, context: ExportContext): 
     args.push(`--token-url ${shellQuote(tokenUrl)}`, `--appid ${shellQuote(context.appId ?? '')}`)
   }
   args.push('--file -')
-  const env =
-    record.mode === 'secret'
-      ? '# Needs HOOKGUARD_SECRET in the environment.\n'
-      : record.mode === 'basic'
-        ? '# Needs HOOKGUARD_PASSWORD in the environment.\n'
-        : record.mode === 'oauth2'
-          ? '# Needs HOOKGUARD_APP_SECRET in the environment.\n'
-          : ''
-  return `${env}${printfBytes(record.body)} | ${args.join(' ')}\n`
+  // The URL's credentials are checked first: `node -p` would write "undefined" for one not set.
+  const checks = leftOut.map(({ variable }) => `: ${fromEnvironment(variable)}\n`)
+  return `${needs}${[...new Set(checks)].join('')}${printfBytes(record.body)} | ${args.join(' ')}\n`
 }
 
 /** curl posting the exact bytes (`--data-binary @-` from `printf`), with every end-to-end header as recorded. */
 export function toCurl(record: InspectedRecord, context: ExportContext): string {
-  const lines = [`curl -sS -X ${record.method} ${shellQuote(targetUrl(record, context.url))}`]
-  let env = ''
+  const target = exportTarget(record, context.url)
+  const needs = new Needs()
+  const lines = [`curl -sS -X ${shellQuote(record.method)} ${shellQuote(target.url)}`]
   for (const [name, value] of record.headers) {
     const lower = name.toLowerCase()
-    if (FRAMING.has(lower)) continue
+    if (NOT_SENT.has(lower)) continue
     if (lower === 'authorization') {
-      if (/^basic\s/i.test(value)) {
-        const decoded = Buffer.from(value.trim().split(/\s+/)[1] ?? '', 'base64').toString('utf8')
-        const user = decoded.slice(0, Math.max(0, decoded.indexOf(':')))
-        lines.push(`-u ${shellQuote(user)}":$HOOKGUARD_PASSWORD"`)
-        env = '# Needs HOOKGUARD_PASSWORD in the environment.\n'
+      const [scheme = '', credentials = ''] = value.trim().split(/\s+/, 2)
+      if (/^basic$/i.test(scheme)) {
+        lines.push(`-u ${shellQuote(`${basicUser(credentials) ?? ''}:`)}${fromEnvironment('HOOKGUARD_PASSWORD')}`)
+        needs.add('HOOKGUARD_PASSWORD')
       } else {
-        lines.push(`-H "${name}: Bearer $HOOKGUARD_ACCESS_TOKEN"`)
-        env = '# Needs HOOKGUARD_ACCESS_TOKEN in the environment (hookguard token …).\n'
+        const shown = /^[A-Za-z][A-Za-z0-9._~+-]*$/.test(scheme) ? scheme : 'Bearer'
+        lines.push(`-H ${shellQuote(`${name}: ${shown} `)}${fromEnvironment('HOOKGUARD_ACCESS_TOKEN')}`)
+        needs.add('HOOKGUARD_ACCESS_TOKEN', 'a fresh one: hookguard token …')
       }
       continue
     }
-    lines.push(`-H ${shellQuote(`${name}: ${value}`)}`)
+    if (lower === 'cookie') {
+      lines.push(`-H ${shellQuote(`${name}: `)}${fromEnvironment('HOOKGUARD_COOKIE')}`)
+      needs.add('HOOKGUARD_COOKIE', 'the Cookie header received, left out here')
+      continue
+    }
+    // Node reads header bytes as latin1: these are the bytes received, whatever their encoding.
+    lines.push(`-H ${shellBytes(Buffer.from(`${name}: ${value}`, 'latin1'))}`)
   }
-  if (/[?&]access_token=/.test(record.url)) {
-    lines.push(`--url-query "access_token=$HOOKGUARD_ACCESS_TOKEN"`)
-    env = '# Needs HOOKGUARD_ACCESS_TOKEN in the environment (hookguard token …).\n'
+  for (const credential of target.leftOut) {
+    // curl encodes the value (`--url-query name=value`); the name stays as written.
+    lines.push(`--url-query ${shellQuote(`${credential.name}=`)}${fromEnvironment(credential.variable)}`)
+    needs.add(
+      credential.variable,
+      credential.variable === 'HOOKGUARD_ACCESS_TOKEN' ? 'a fresh one: hookguard token …' : leftOutWhy(credential),
+    )
   }
   lines.push('--data-binary @-')
-  return `${env}${printfBytes(record.body)} | ${lines.join(' \\\n  ')}\n`
+  return `${needs}${printfBytes(record.body)} | ${lines.join(' \\\n  ')}\n`
 }
 
-/** HAR 1.2 (one entry), credentials replaced. */
+/** A header value as text: Node reads header bytes as latin1; bytes that are UTF-8 are read as UTF-8. */
+export function headerText(value: string): string {
+  const bytes = Buffer.from(value, 'latin1')
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    return value
+  }
+}
+
+const harHeaders = (headers: readonly [string, string][]) =>
+  headers.map(([name, value]) => ({ name, value: headerText(redactHeader(name, value)) }))
+
+/** HAR 1.2 (one entry), credentials replaced as on the page. */
 export function toHar(record: InspectedRecord, context: ExportContext): string {
-  const url = `${new URL(context.url).origin}${redactUrl(record.url)}`
+  const base = new URL(context.url)
+  const url = `${base.origin}${base.pathname.replace(/\/$/, '')}${redactUrl(record.url.startsWith('/') ? record.url : `/${record.url}`)}`
   const text = new TextDecoder('utf-8', { fatal: false }).decode(record.body)
   const isText = Buffer.from(text, 'utf8').equals(Buffer.from(record.body))
   const contentType = record.headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? 'application/octet-stream'
-  const headers = record.headers.map(([name, value]) => ({
-    name,
-    value: name.toLowerCase() === 'authorization' ? `${value.split(/\s+/)[0]} ${REDACTED}` : value,
-  }))
   const app = record.app
   const har = {
     log: {
@@ -136,11 +186,11 @@ export function toHar(record: InspectedRecord, context: ExportContext): string {
             url,
             httpVersion: 'HTTP/1.1',
             cookies: [],
-            headers,
+            headers: harHeaders(record.headers),
             queryString: [...new URL(url).searchParams].map(([name, value]) => ({ name, value })),
             postData: isText
-              ? { mimeType: contentType, text }
-              : { mimeType: contentType, text: Buffer.from(record.body).toString('base64'), encoding: 'base64' },
+              ? { mimeType: headerText(contentType), text }
+              : { mimeType: headerText(contentType), text: Buffer.from(record.body).toString('base64'), encoding: 'base64' },
             headersSize: -1,
             bodySize: record.bodyBytes,
           },
@@ -149,11 +199,12 @@ export function toHar(record: InspectedRecord, context: ExportContext): string {
             statusText: '',
             httpVersion: 'HTTP/1.1',
             cookies: [],
-            headers: (app?.headers ?? []).map(([name, value]) => ({ name, value })),
+            headers: harHeaders(app?.headers ?? []),
             content: {
               size: app?.body.byteLength ?? 0,
-              mimeType: app?.headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? '',
-              text: app === undefined ? '' : new TextDecoder().decode(app.body),
+              mimeType: headerText(app?.headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? ''),
+              // An app that answers a token request recorded as a delivery (`/token/`) sends a token.
+              text: app === undefined ? '' : redactCredentials(new TextDecoder().decode(app.body)),
             },
             redirectURL: '',
             headersSize: -1,
@@ -167,139 +218,6 @@ export function toHar(record: InspectedRecord, context: ExportContext): string {
     },
   }
   return `${JSON.stringify(har, null, 2)}\n`
-}
-
-/** The fixture a Vitest test replays: the request as recorded (credentials left out) and the verdict to expect. */
-export interface Fixture {
-  id: number
-  method: string
-  /** Path and query, `access_token` left out. */
-  path: string
-  mode: InspectedRecord['mode']
-  /** As recorded, `Authorization` left out (the test writes its own from the environment). */
-  headers: [string, string][]
-  bodyBase64: string
-  expected: { verdict: 'verified' | 'refused'; status: number; code?: string; hint?: string }
-  /** Whether the recorded request carried credentials the test must add back (Basic, a token). */
-  authenticated: boolean
-}
-
-export function toFixture(record: InspectedRecord): Fixture {
-  const query = record.url.indexOf('?') < 0 ? '' : record.url.slice(record.url.indexOf('?') + 1)
-  const params = new URLSearchParams(query)
-  const hadToken = params.has('access_token')
-  params.delete('access_token')
-  const path = `${record.url.split('?')[0]}${params.toString() === '' ? '' : `?${params}`}`
-  const hadAuthorization = record.headers.some(([name]) => name.toLowerCase() === 'authorization')
-  return {
-    id: record.id,
-    method: record.method,
-    path,
-    mode: record.mode,
-    headers: record.headers.filter(
-      ([name]) => !['authorization', 'host', 'connection', 'keep-alive', 'transfer-encoding'].includes(name.toLowerCase()),
-    ),
-    bodyBase64: Buffer.from(record.body).toString('base64'),
-    expected: {
-      verdict: record.verdict,
-      status: record.status,
-      ...(record.code !== undefined && { code: record.code }),
-      ...(record.hint !== undefined && { hint: record.hint }),
-    },
-    authenticated: hadToken || hadAuthorization,
-  }
-}
-
-export function fixtureJson(record: InspectedRecord): string {
-  return `${JSON.stringify(toFixture(record), null, 2)}\n`
-}
-
-/** The name the fixture files take: `delivery-<id>.json` and `delivery-<id>.test.ts`. */
-export const fixtureName = (record: InspectedRecord) => `delivery-${record.id}`
-
-/**
- * A Vitest file that replays the fixture through `createReceiver`, with the settings from the
- * environment (the same variables as `hookguard inspect`), and asserts the recorded verdict and
- * code. Point `receiver` at your own options to pin your app's behaviour.
- */
-/**
- * The generated test's imports, written out at run time: as literal text in this module, a
- * packaging check that reads imports from the bundle would take them for this package's own.
- */
-const TEST_IMPORTS = (
-  [
-    ['readFileSync', 'node:fs'],
-    ['createReceiver', '@hookguard/core'],
-    ['expect, it', 'vitest'],
-  ] as const
-)
-  .map(([names, from]) => `import { ${names} } from ${`'${from}'`}`)
-  .join('\n')
-
-export function fixtureTest(record: InspectedRecord, context: ExportContext): string {
-  const name = fixtureName(record)
-  const fixture = toFixture(record)
-  const header = context.signatureHeader ?? DEFAULT_SIGNATURE_HEADER
-  const auth =
-    record.mode === 'secret'
-      ? `{ mode: 'secret', secret: env('HOOKGUARD_SECRET').split(',') }`
-      : record.mode === 'basic'
-        ? `{ mode: 'basic', username: env('HOOKGUARD_USERNAME', ${JSON.stringify(context.username ?? '')}), password: env('HOOKGUARD_PASSWORD') }`
-        : record.mode === 'oauth2'
-          ? `{ mode: 'oauth2', appId: env('HOOKGUARD_APPID', ${JSON.stringify(context.appId ?? '')}), secret: env('HOOKGUARD_APP_SECRET') }`
-          : `{ mode: 'none' }`
-  const credentials =
-    !fixture.authenticated || record.mode === 'secret' || record.mode === 'none'
-      ? ''
-      : record.mode === 'basic'
-        ? `  // The recorded Authorization is not kept: written again from the environment.
-  const user = env('HOOKGUARD_USERNAME', ${JSON.stringify(context.username ?? '')})
-  headers.set('authorization', \`Basic \${Buffer.from(\`\${user}:\${env('HOOKGUARD_PASSWORD')}\`).toString('base64')}\`)
-`
-        : `  // The recorded token has expired by now: a fresh one from the same settings.
-  const issued = await receiver.token(
-    new Request(\`http://localhost/token?appid=\${encodeURIComponent(env('HOOKGUARD_APPID', ${JSON.stringify(context.appId ?? '')}))}&secret=\${encodeURIComponent(env('HOOKGUARD_APP_SECRET'))}&grant_type=client_credentials\`),
-  )
-  url.searchParams.set('access_token', (JSON.parse(issued.body) as { access_token: string }).access_token)
-`
-  return `// Recorded by hookguard inspect: delivery #${record.id}, ${record.verdict}${record.code === undefined ? '' : ` (${record.code})`}.
-// Run with: npx vitest run ${name}.test.ts (settings from the same environment variables as hookguard inspect)
-${TEST_IMPORTS}
-
-interface Fixture {
-  method: string
-  path: string
-  headers: [string, string][]
-  bodyBase64: string
-  expected: { verdict: 'verified' | 'refused'; status: number; code?: string; hint?: string }
-}
-
-const fixture = JSON.parse(readFileSync(new URL('./${name}.json', import.meta.url), 'utf8')) as Fixture
-
-function env(name: string, fallback?: string): string {
-  const value = process.env[name] ?? fallback
-  if (value === undefined || value === '') throw new Error(\`set \${name} to the settings the delivery was recorded with\`)
-  return value
-}
-
-it('answers delivery #${record.id} as recorded: ${record.verdict}${record.code === undefined ? '' : ` (${record.code})`}', async () => {
-  const receiver = createReceiver({ auth: ${auth}, signatureHeader: ${JSON.stringify(header)} })
-  const url = new URL(fixture.path, 'http://localhost')
-  const headers = new Headers(fixture.headers)
-${credentials}  const result = await receiver.verify(
-    new Request(url, { method: fixture.method, headers, body: Buffer.from(fixture.bodyBase64, 'base64') }),
-  )
-  if (fixture.expected.verdict === 'verified') {
-    expect(result.ok).toBe(true)
-  } else {
-    expect(result.ok).toBe(false)
-    if (!result.ok) {
-      expect(result.response.status).toBe(fixture.expected.status)
-      expect(result.error?.code).toBe(fixture.expected.code)
-    }
-  }
-})
-`
 }
 
 export function exportAs(

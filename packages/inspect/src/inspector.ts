@@ -34,7 +34,13 @@ export interface Inspector {
  */
 export async function startInspector(options: InspectorOptions): Promise<Inspector> {
   const settings = checkOptions(options)
-  const ring = new Ring({ maxRecords: settings.maxRecords, maxBytes: settings.maxBytes, save: settings.save })
+  const ring = await Ring.open({
+    maxRecords: settings.maxRecords,
+    maxBytes: settings.maxBytes,
+    maxBodySize: settings.maxBodySize,
+    onWarning: settings.onWarning,
+    ...(settings.save !== undefined && { save: settings.save }),
+  })
   const judge = createJudge(settings, settings.forwardTo === undefined)
   const accessToken = settings.accessToken ?? randomBytes(24).toString('base64url')
   const listeners = new Set<(event: UiEvent) => void>()

@@ -7,6 +7,7 @@ export const DEFAULT_UI_PORT = 4040
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_TOKEN_PATH = '/token'
 export const DEFAULT_FORWARD_TIMEOUT_MS = 30_000
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000
 
 /** The settings hookguard verifies with: the app's own, so that the two verdicts can be compared. */
 export type InspectAuth =
@@ -48,8 +49,14 @@ export interface InspectorOptions {
   signatureHeader?: string
   /** Mode `oauth2`: the token acquisition address's path. Default `/token`. */
   tokenPath?: string
-  /** How long the app may take to answer before the sender gets 504. Default 30 s. */
+  /**
+   * How long the app may take to answer, its whole answer, from when it has the whole request,
+   * before the sender gets 504 (or, once more than 64 KiB of it has been passed on, the connection
+   * is closed). Default 30 s.
+   */
   forwardTimeoutMs?: number
+  /** How long a request's body may take to arrive, from its headers, before the sender gets 408 and the connection is closed. Default 30 s. */
+  bodyTimeoutMs?: number
   /** Ring bounds: default 500 records and 64 MiB. */
   maxRecords?: number
   maxBytes?: number
@@ -57,6 +64,8 @@ export interface InspectorOptions {
   deliver?: DeliverFunction
   /** Each record once it is complete, in order of completion. */
   onRecord?: (record: InspectedRecord) => void
+  /** A line for the terminal, such as how many lines of the save file were skipped. Default `console.error`. */
+  onWarning?: (message: string) => void
   /** The page's access token; default a random one per run. */
   accessToken?: string
 }
@@ -74,10 +83,12 @@ export interface InspectorSettings {
   signatureHeader: string
   tokenPath: string
   forwardTimeoutMs: number
+  bodyTimeoutMs: number
   maxRecords: number
   maxBytes: number
   deliver: DeliverFunction | undefined
   onRecord: ((record: InspectedRecord) => void) | undefined
+  onWarning: (message: string) => void
   accessToken: string | undefined
 }
 
@@ -101,10 +112,12 @@ export function checkOptions({
   signatureHeader = DEFAULT_SIGNATURE_HEADER,
   tokenPath = DEFAULT_TOKEN_PATH,
   forwardTimeoutMs = DEFAULT_FORWARD_TIMEOUT_MS,
+  bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
   maxRecords = DEFAULT_MAX_RECORDS,
   maxBytes = DEFAULT_MAX_BYTES,
   deliver,
   onRecord,
+  onWarning = (message) => console.error(message),
   accessToken,
 }: InspectorOptions): InspectorSettings {
   if (typeof auth !== 'object' || auth === null) fail('auth is required: { mode, … }')
@@ -135,6 +148,7 @@ export function checkOptions({
   }
   if (!Number.isInteger(maxBodySize) || maxBodySize < 1) fail('maxBodySize must be a positive integer')
   if (!Number.isInteger(forwardTimeoutMs) || forwardTimeoutMs < 1) fail('forwardTimeoutMs must be a positive integer')
+  if (!Number.isInteger(bodyTimeoutMs) || bodyTimeoutMs < 1) fail('bodyTimeoutMs must be a positive integer')
   if (!tokenPath.startsWith('/')) fail('tokenPath must start with /')
   if (accessToken !== undefined && !/^[A-Za-z0-9_-]{16,}$/.test(accessToken)) fail('accessToken must be 16 or more URL-safe characters')
   return {
@@ -149,10 +163,12 @@ export function checkOptions({
     signatureHeader,
     tokenPath,
     forwardTimeoutMs,
+    bodyTimeoutMs,
     maxRecords,
     maxBytes,
     deliver,
     onRecord,
+    onWarning,
     accessToken,
   }
 }

@@ -1,33 +1,88 @@
 import { createHash } from 'node:crypto'
 
 /**
- * What may leave the inspector's process (for its page, its `--json` lines, its log lines):
- * credentials are replaced by a marker wherever they travel: the query (`access_token`, the token
- * address's `secret`), `Authorization`, and the fields of token requests and answers.
+ * What may leave the inspector's process (for its page, its `--json` lines, its log lines and its
+ * exports): credentials are replaced wherever they travel: the query (`access_token`, the token
+ * address's `secret`, a `password`), `Authorization`, cookies, and the fields of token requests
+ * and answers. The page, HAR and fixtures get a marker; commands read each credential back from
+ * an environment variable ({@link credentialVariable}).
  */
 
 const CREDENTIAL_NAME = /access_token|secret|password/i
 export const REDACTED = '[redacted]'
 
+/** A query parameter's name, as written (maybe percent-encoded), names a credential. */
+export function isCredentialName(name: string): boolean {
+  let decoded = name
+  try {
+    decoded = decodeURIComponent(name.replace(/\+/g, ' '))
+  } catch {
+    // Kept as written.
+  }
+  return CREDENTIAL_NAME.test(decoded)
+}
+
+/** The path, and the query's parameters as written (`name=value`), split at `&`. */
+function splitQuery(url: string): { path: string; parts: string[] } {
+  const at = url.indexOf('?')
+  if (at < 0) return { path: url, parts: [] }
+  return { path: url.slice(0, at), parts: url.slice(at + 1).split('&') }
+}
+
+const nameOf = (part: string) => (part.indexOf('=') < 0 ? part : part.slice(0, part.indexOf('=')))
+
 /** The path and query with credential values replaced. */
 export function redactUrl(url: string): string {
-  const at = url.indexOf('?')
-  if (at < 0) return url
-  const parts = url
-    .slice(at + 1)
-    .split('&')
-    .map((part) => {
-      const eq = part.indexOf('=')
-      const name = eq < 0 ? part : part.slice(0, eq)
-      let decoded = name
-      try {
-        decoded = decodeURIComponent(name.replace(/\+/g, ' '))
-      } catch {
-        // Kept as written.
-      }
-      return CREDENTIAL_NAME.test(decoded) ? `${name}=${REDACTED}` : part
-    })
-  return `${url.slice(0, at)}?${parts.join('&')}`
+  const { path, parts } = splitQuery(url)
+  if (!url.includes('?')) return url
+  return `${path}?${parts.map((part) => (isCredentialName(nameOf(part)) ? `${nameOf(part)}=${REDACTED}` : part)).join('&')}`
+}
+
+/** A credential taken out of a query: its name as written, and the variable a command reads its value from. */
+export interface LeftOut {
+  name: string
+  variable: string
+}
+
+/**
+ * The path and query without their credential parameters (the others kept byte for byte, in
+ * order), and the credentials left out, for a command to add back from the environment.
+ */
+export function withoutCredentials(url: string): { url: string; leftOut: LeftOut[] } {
+  const { path, parts } = splitQuery(url)
+  const kept: string[] = []
+  const leftOut: LeftOut[] = []
+  for (const part of parts) {
+    const name = nameOf(part)
+    if (isCredentialName(name)) leftOut.push({ name, variable: credentialVariable(name) })
+    else kept.push(part)
+  }
+  return { url: kept.length === 0 ? path : `${path}?${kept.join('&')}`, leftOut }
+}
+
+/**
+ * The environment variable a command reads a credential from: hookguard's own where it has one
+ * (`HOOKGUARD_ACCESS_TOKEN`, `HOOKGUARD_APP_SECRET` for the token address's `secret`,
+ * `HOOKGUARD_PASSWORD`), else `HOOKGUARD_` and the name in capitals (`client_secret`:
+ * `HOOKGUARD_CLIENT_SECRET`). Letters, digits and `_` only: safe in any shell.
+ */
+export function credentialVariable(name: string): string {
+  let decoded = name
+  try {
+    decoded = decodeURIComponent(name.replace(/\+/g, ' '))
+  } catch {
+    // Kept as written.
+  }
+  const lower = decoded.toLowerCase()
+  if (lower === 'access_token') return 'HOOKGUARD_ACCESS_TOKEN'
+  if (lower === 'secret') return 'HOOKGUARD_APP_SECRET'
+  if (lower === 'password') return 'HOOKGUARD_PASSWORD'
+  const word = decoded
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 48)
+  return `HOOKGUARD_${word}`
 }
 
 /** The path alone, for log lines: a query may carry a token. */
@@ -42,14 +97,20 @@ export function redactHeader(name: string, value: string): string {
   if (lower === 'authorization' || lower === 'proxy-authorization') {
     const [scheme = '', credentials = ''] = value.trim().split(/\s+/, 2)
     if (/^basic$/i.test(scheme)) {
-      const decoded = Buffer.from(credentials, 'base64').toString('utf8')
-      const colon = decoded.indexOf(':')
-      return colon < 0 ? `${scheme} ${REDACTED}` : `${scheme} ${REDACTED} (user ${JSON.stringify(decoded.slice(0, colon))})`
+      const user = basicUser(credentials)
+      return user === undefined ? `${scheme} ${REDACTED}` : `${scheme} ${REDACTED} (user ${JSON.stringify(user)})`
     }
     return `${scheme} ${REDACTED}`
   }
   if (lower === 'cookie' || lower === 'set-cookie') return REDACTED
   return value
+}
+
+/** The user name of Basic credentials (base64 of `user:password`), when they decode to one. */
+export function basicUser(credentials: string): string | undefined {
+  const decoded = Buffer.from(credentials, 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  return colon < 0 ? undefined : decoded.slice(0, colon)
 }
 
 /** Token requests' and answers' text: credential fields of a form or a JSON object replaced. */

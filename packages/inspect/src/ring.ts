@@ -1,38 +1,81 @@
-import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { DEFAULT_MAX_BODY_SIZE } from '@hookguard/core'
 import { type InspectedRecord, recordBytes } from './record.ts'
+import { appendLine, loadRecords, replaceLines, toLine } from './save-file.ts'
+
+export { fromLine, toLine } from './save-file.ts'
 
 /** Deliveries kept by default, as Mailpit keeps 500 messages. */
 export const DEFAULT_MAX_RECORDS = 500
 /** Bytes kept by default, bodies and answers together: a flood of large deliveries stays bounded. */
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+/**
+ * The save file is compacted to what the ring keeps once it holds more than this many times the
+ * ring's records, or its lines' bytes: bounded while running, and each byte appended is written
+ * again at most once more on average.
+ */
+export const COMPACT_FACTOR = 2
 
 export interface RingOptions {
   maxRecords?: number
   maxBytes?: number
-  /** An NDJSON file: loaded at start, appended to per record, rewritten with what the ring keeps. */
+  /** An NDJSON file: loaded by {@link Ring.open}, appended to per record, compacted to what the ring keeps. */
   save?: string
+  /** The largest body a record loaded from `save` may hold: the inspector's size limit. Default 1 MiB. */
+  maxBodySize?: number
+  /** Told, once, how many lines of `save` were not records and were dropped. Default `console.error`. */
+  onWarning?: (message: string) => void
 }
 
 /**
  * The records the inspector keeps, oldest first, bounded by count and by bytes: the oldest go
- * first. With `save`, each record is appended to an NDJSON file as it arrives, and the file is
- * read back (and compacted to what the bounds keep) when the next run starts.
+ * first. With `save`, each record is appended to an NDJSON file as it arrives; the file is
+ * compacted to what the ring keeps when it grows past {@link COMPACT_FACTOR} times that, and
+ * after a delete, and read back as a stream when the next run starts.
  */
 export class Ring {
   readonly #records = new Map<number, InspectedRecord>()
   readonly #maxRecords: number
   readonly #maxBytes: number
-  readonly #save: string | undefined
+  #save: string | undefined
   #bytes = 0
   #nextId = 1
+  /** With `save`: each kept record's line length in the file, their sum, and what the file holds. */
+  readonly #lineBytes = new Map<number, number>()
+  #keptLineBytes = 0
+  #fileBytes = 0
+  #fileLines = 0
 
+  /** A ring in memory. One with a save file is made by {@link Ring.open}, which loads the file first. */
   constructor({ maxRecords = DEFAULT_MAX_RECORDS, maxBytes = DEFAULT_MAX_BYTES, save }: RingOptions = {}) {
     if (!Number.isInteger(maxRecords) || maxRecords < 1) throw new TypeError('@hookguard/inspect: maxRecords must be a positive integer')
     if (!Number.isInteger(maxBytes) || maxBytes < 1) throw new TypeError('@hookguard/inspect: maxBytes must be a positive integer')
+    if (save !== undefined) throw new TypeError('@hookguard/inspect: a ring with a save file is made by Ring.open, which loads it')
     this.#maxRecords = maxRecords
     this.#maxBytes = maxBytes
-    this.#save = save
-    if (save !== undefined) this.#load(save)
+  }
+
+  /**
+   * A ring, and with `save` its file loaded: streamed line by line, the last records the bounds
+   * keep kept, every line that is not a record of the right shape skipped and counted (said once
+   * through `onWarning`, without its content), then the file compacted to what is kept.
+   */
+  static async open({
+    save,
+    maxBodySize = DEFAULT_MAX_BODY_SIZE,
+    onWarning = (message) => console.error(message),
+    ...bounds
+  }: RingOptions = {}): Promise<Ring> {
+    const ring = new Ring(bounds)
+    if (save === undefined) return ring
+    const { skipped } = await loadRecords(save, { maxBodySize }, (record) => ring.#insert(record))
+    ring.#save = save
+    ring.#rewrite()
+    if (skipped > 0) {
+      onWarning(
+        `hookguard inspect: ${skipped} ${skipped === 1 ? 'line' : 'lines'} of ${save} ${skipped === 1 ? 'is' : 'are'} not a record (cut short, edited, or over the size limits): skipped, and dropped from the file.`,
+      )
+    }
+    return ring
   }
 
   /** The next id to give; ids keep growing across a reload, so permalinks stay unique. */
@@ -41,8 +84,15 @@ export class Ring {
   }
 
   add(record: InspectedRecord): void {
-    this.#insert(record)
-    if (this.#save !== undefined) appendFileSync(this.#save, `${toLine(record)}\n`, { mode: 0o600 })
+    if (this.#save === undefined) {
+      this.#insert(record)
+      return
+    }
+    const line = toLine(record)
+    this.#insert(record, Buffer.byteLength(line) + 1)
+    this.#fileBytes += appendLine(this.#save, line)
+    this.#fileLines++
+    if (this.#fileLines > COMPACT_FACTOR * this.#maxRecords || this.#fileBytes > COMPACT_FACTOR * this.#keptLineBytes) this.#rewrite()
   }
 
   get(id: number): InspectedRecord | undefined {
@@ -63,75 +113,56 @@ export class Ring {
   }
 
   delete(id: number): boolean {
-    const record = this.#records.get(id)
-    if (record === undefined) return false
-    this.#records.delete(id)
-    this.#bytes -= recordBytes(record)
+    if (!this.#records.has(id)) return false
+    this.#remove(id)
     this.#rewrite()
     return true
   }
 
   clear(): void {
-    this.#records.clear()
-    this.#bytes = 0
+    for (const id of [...this.#records.keys()]) this.#remove(id)
     this.#rewrite()
   }
 
-  #insert(record: InspectedRecord): void {
+  #insert(record: InspectedRecord, lineBytes = 0): void {
+    // The same id twice (a file edited by hand): the later one stands.
+    if (this.#records.has(record.id)) this.#remove(record.id)
     this.#records.set(record.id, record)
     this.#bytes += recordBytes(record)
+    this.#lineBytes.set(record.id, lineBytes)
+    this.#keptLineBytes += lineBytes
     if (record.id >= this.#nextId) this.#nextId = record.id + 1
-    for (const [id, oldest] of this.#records) {
+    for (const id of this.#records.keys()) {
       if (this.#records.size <= this.#maxRecords && this.#bytes <= this.#maxBytes) break
       // The newest stays even alone over the byte bound: the page has to show what just came in.
       if (id === record.id) break
-      this.#records.delete(id)
-      this.#bytes -= recordBytes(oldest)
+      this.#remove(id)
     }
   }
 
-  #load(file: string): void {
-    if (!existsSync(file)) return
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      if (line.trim() === '') continue
-      const record = fromLine(line)
-      // A line cut short by a crash, or written by something else, is skipped, not fatal.
-      if (record !== undefined) this.#insert(record)
-    }
-    this.#rewrite()
+  #remove(id: number): void {
+    const record = this.#records.get(id)
+    if (record === undefined) return
+    this.#records.delete(id)
+    this.#bytes -= recordBytes(record)
+    this.#keptLineBytes -= this.#lineBytes.get(id) ?? 0
+    this.#lineBytes.delete(id)
   }
 
-  /** The file holds what the ring keeps: compacted at start, and after a delete. */
+  /** The file holds what the ring keeps, and nothing else. */
   #rewrite(): void {
     if (this.#save === undefined) return
-    const lines = this.all().map(toLine)
-    writeFileSync(this.#save, lines.length === 0 ? '' : `${lines.join('\n')}\n`, { mode: 0o600 })
-    // `mode` applies only to a file it creates: one that existed keeps its own, and the file holds
-    // credentials as they were received.
-    chmodSync(this.#save, 0o600)
-  }
-}
-
-/** A record as one NDJSON line: bytes as base64. */
-export function toLine(record: InspectedRecord): string {
-  return JSON.stringify(record, (_key, value: unknown) =>
-    value instanceof Uint8Array ? { base64: Buffer.from(value).toString('base64') } : value,
-  )
-}
-
-/** A line back into a record; `undefined` when it is not one. */
-export function fromLine(line: string): InspectedRecord | undefined {
-  try {
-    const record = JSON.parse(line, (key, value: unknown) => {
-      if (key === 'body' && typeof value === 'object' && value !== null && typeof (value as { base64?: unknown }).base64 === 'string') {
-        return new Uint8Array(Buffer.from((value as { base64: string }).base64, 'base64'))
+    // One line at a time: the ring's records are not held twice over as text.
+    function* lines(ring: Ring): Generator<string> {
+      for (const record of ring.#records.values()) {
+        const line = toLine(record)
+        const bytes = Buffer.byteLength(line) + 1
+        ring.#keptLineBytes += bytes - (ring.#lineBytes.get(record.id) ?? 0)
+        ring.#lineBytes.set(record.id, bytes)
+        yield line
       }
-      return value
-    }) as InspectedRecord
-    if (typeof record.id !== 'number' || !(record.body instanceof Uint8Array) || !Array.isArray(record.headers)) return undefined
-    if (record.app !== undefined && !(record.app.body instanceof Uint8Array)) return undefined
-    return record
-  } catch {
-    return undefined
+    }
+    this.#fileBytes = replaceLines(this.#save, lines(this))
+    this.#fileLines = this.#records.size
   }
 }

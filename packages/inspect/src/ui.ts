@@ -1,4 +1,5 @@
-import { timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
+import { timingSafeEqual } from '@hookguard/core/adapter'
 import { type Context, Hono } from 'hono'
 import { getCookie, setCookie } from 'hono/cookie'
 import { streamSSE } from 'hono/streaming'
@@ -18,8 +19,11 @@ import { detail, type RecordSummary, summarize } from './view.ts'
  */
 
 /**
- * The cookie's name carries the page's port: cookies are not kept per port, so two inspectors on
- * one machine (or another tool on 127.0.0.1) would otherwise overwrite each other's.
+ * The cookie's name carries the page's port: browsers keep cookies per host, not per port, so two
+ * inspectors on one machine (or another tool on 127.0.0.1) would otherwise overwrite each other's.
+ * For the same reason every server on the host receives it, the app behind the inspector
+ * included: its value is a session of this page's server, never the access token, so it opens no
+ * other inspector, cannot be traded for the token's address, and ends with the run.
  */
 export const cookieName = (port: string) => `hookguard_inspect_${port.replace(/\D/g, '')}`
 export const TOKEN_HEADER = 'x-inspect-token'
@@ -60,15 +64,17 @@ export interface UiContext {
 
 export type UiEvent = { type: 'record'; summary: RecordSummary } | { type: 'deleted'; id: number } | { type: 'cleared' }
 
-function sameToken(given: string | undefined, expected: string): boolean {
+/** Both sides hashed first, so that the comparison's time tells nothing of the expected value's length either. */
+function sameSecret(given: string | undefined, expected: string): boolean {
   if (given === undefined) return false
-  const a = Buffer.from(given)
-  const b = Buffer.from(expected)
-  return a.length === b.length && timingSafeEqual(a, b)
+  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest()
+  return timingSafeEqual(digest(given), digest(expected))
 }
 
 export function createUiApp(context: UiContext): Hono {
   const { settings, ring, accessToken } = context
+  // What the cookie holds: valid as a cookie of this server only, and for this run.
+  const session = randomBytes(32).toString('base64url')
   const app = new Hono()
 
   app.use('*', async (c, next) => {
@@ -82,25 +88,29 @@ export function createUiApp(context: UiContext): Hono {
   })
 
   app.use('*', async (c, next) => {
-    // The token in the address once, then a cookie the browser sends to this origin only.
+    // The token in the address once, traded for a cookie that holds this server's session, not the token.
     const fromQuery = c.req.query('token')
     if (c.req.method === 'GET' && c.req.path === '/' && fromQuery !== undefined) {
-      if (!sameToken(fromQuery, accessToken)) return c.text('Wrong access token.', 401)
-      setCookie(c, cookieName(new URL(c.req.url).port), accessToken, { httpOnly: true, sameSite: 'Strict', path: '/' })
+      if (!sameSecret(fromQuery, accessToken)) return c.text('Wrong access token.', 401)
+      setCookie(c, cookieName(new URL(c.req.url).port), session, { httpOnly: true, sameSite: 'Strict', path: '/' })
       const url = new URL(c.req.url)
       url.searchParams.delete('token')
       // The address bar and the history keep the page's address without the token.
       return c.redirect(`/${url.search}${url.hash}`, 303)
     }
-    const given = c.req.header(TOKEN_HEADER) ?? getCookie(c, cookieName(new URL(c.req.url).port))
-    if (!sameToken(given, accessToken)) {
+    const header = c.req.header(TOKEN_HEADER)
+    const allowed =
+      header === undefined ? sameSecret(getCookie(c, cookieName(new URL(c.req.url).port)), session) : sameSecret(header, accessToken)
+    if (!allowed) {
       return c.text('Open the address `hookguard inspect` printed: it carries this run’s access token.', 401)
     }
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
-      // Actions only from this page: a foreign Origin, or a browser that says the request is cross-site, is refused.
-      const origin = c.req.header('origin')
-      const host = c.req.header('host')?.toLowerCase()
-      if (origin !== undefined && origin.toLowerCase() !== `http://${host}`) return c.text('Foreign origin.', 403)
+      // Actions only from this page, under any of its names (127.0.0.1, localhost, [::1] with its
+      // port): a foreign Origin, or a browser that says the request is cross-site, is refused.
+      const origin = c.req.header('origin')?.toLowerCase()
+      if (origin !== undefined && !(origin.startsWith('http://') && context.allowedHosts().has(origin.slice('http://'.length)))) {
+        return c.text('Foreign origin.', 403)
+      }
       const site = c.req.header('sec-fetch-site')
       if (site !== undefined && site !== 'same-origin' && site !== 'none') return c.text('Cross-site request.', 403)
     }

@@ -135,7 +135,8 @@ export function detail(record: InspectedRecord, usedBy?: number[]): RecordDetail
       ...(record.app.error !== undefined && { error: record.app.error }),
       ...(record.app.code !== undefined && { code: record.app.code }),
       headers: record.app.headers.map(([name, value]) => [name, redactHeader(name, value)]),
-      bodyText: isToken ? redactCredentials(text) : text,
+      // Token requests' answers carry a token; so does an app's answer to one recorded as a delivery (`/token/`).
+      bodyText: redactCredentials(text),
       durationMs: Math.round(record.app.durationMs * 100) / 100,
     }
   }

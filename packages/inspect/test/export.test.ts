@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sign } from '@hookguard/core'
 import { afterEach, describe, expect, it } from 'vitest'
-import { exportAs, printfBytes, shellQuote, toCurl, toFixture, toHar, toSendCommand } from '../src/export.ts'
+import { exportAs, printfBytes, shellQuote, toCurl, toHar, toSendCommand } from '../src/export.ts'
+import { toFixture } from '../src/fixture.ts'
 import type { InspectedRecord } from '../src/record.ts'
 import { cleanup, inspector, nodeApp, SECRET } from './helpers.ts'
 
@@ -97,7 +98,7 @@ describe('toCurl', () => {
     const auth = `Basic ${Buffer.from('hook-user:pa55word').toString('base64')}`
     const curl = toCurl(recordOf(new Uint8Array(), [['Authorization', auth]], { mode: 'basic' }), { url: 'http://127.0.0.1:1' })
     expect(curl).not.toContain(auth.split(' ')[1])
-    expect(curl).toContain(`-u 'hook-user'":$HOOKGUARD_PASSWORD"`)
+    expect(curl).toContain(`-u 'hook-user:'"\${HOOKGUARD_PASSWORD:?}"`)
   })
 })
 
@@ -199,6 +200,70 @@ describe('the Vitest fixture', () => {
         timeout: 60_000,
       })
       expect(run.stdout + run.stderr).toMatch(/2 passed/)
+      expect(run.status).toBe(0)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  it('reproduces a refusal for its credentials when run: a Basic delivery keeps its user name with a wrong password', async () => {
+    const user = 'hook-user'
+    const password = 'basic-password-for-tests'
+    const appSecret = 'app-secret-for-tests-0123456789ab'
+    const body = new TextEncoder().encode('{"event":"ping"}')
+    const basic = (pw: string) => `Basic ${Buffer.from(`${user}:${pw}`).toString('base64')}`
+    const records = [
+      // A near miss of the real password: it must not be written out, and the test must still be refused.
+      recordOf(body, [['Authorization', basic('basic-password-for-test')]], {
+        id: 11,
+        mode: 'basic',
+        verdict: 'refused',
+        status: 401,
+        code: 'invalid_credentials',
+      }),
+      // Refused for its body, with the right credentials: the test authenticates from the environment.
+      recordOf(new TextEncoder().encode('not json'), [['Authorization', basic(password)]], {
+        id: 12,
+        mode: 'basic',
+        verdict: 'refused',
+        status: 400,
+        code: 'invalid_json',
+      }),
+      recordOf(body, [['Authorization', basic(password)]], { id: 13, mode: 'basic' }),
+      recordOf(body, [], {
+        id: 14,
+        mode: 'oauth2',
+        url: '/h?access_token=an-expired-token',
+        verdict: 'refused',
+        status: 401,
+        code: 'invalid_token',
+      }),
+    ]
+    const context = { url: 'http://127.0.0.1:8787', username: user, appId: 'app-1' }
+    const dir = join(PACKAGE, 'test', `.exported-${process.pid}-credentials`)
+    mkdirSync(dir, { recursive: true })
+    try {
+      for (const record of records) {
+        const fixture = exportAs('fixture', record, context)
+        const test = exportAs('fixture-test', record, context)
+        for (const text of [fixture.text, test.text]) {
+          expect(text).not.toContain(Buffer.from(`${user}:basic-password-for-test`).toString('base64'))
+          expect(text).not.toContain('an-expired-token')
+        }
+        writeFileSync(join(dir, fixture.filename), fixture.text)
+        writeFileSync(join(dir, test.filename), test.text)
+      }
+      writeFileSync(
+        join(dir, 'vitest.config.ts'),
+        "import { defineConfig } from 'vitest/config'\nimport { sourceResolution } from '../../../../vitest.shared.ts'\nexport default defineConfig({ ...sourceResolution, test: { include: ['*.test.ts'] } })\n",
+      )
+      const run = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--root', dir], {
+        cwd: dir,
+        env: { ...process.env, HOOKGUARD_PASSWORD: password, HOOKGUARD_APP_SECRET: appSecret, CI: '1' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      expect(run.stdout + run.stderr).toMatch(/4 passed/)
       expect(run.status).toBe(0)
     } finally {
       rmSync(dir, { recursive: true, force: true })

@@ -62,10 +62,14 @@ describe('Ring', () => {
     expect(() => new Ring({ maxBytes: 1.5 })).toThrow(TypeError)
   })
 
+  it('is made with a save file only by Ring.open, which loads the file first', () => {
+    expect(() => new Ring({ save: tempFile() })).toThrow(/Ring\.open/)
+  })
+
   describe('with save', () => {
-    it('appends each record as an NDJSON line and reloads them, bytes intact, on the next start', () => {
+    it('appends each record as an NDJSON line and reloads them, bytes intact, on the next start', async () => {
       const file = tempFile()
-      const first = new Ring({ save: file })
+      const first = await Ring.open({ save: file })
       const binary = new Uint8Array([0, 255, 10, 13, 0x22])
       first.add(
         record(first, 0, { body: binary, bodyBytes: 5, app: { status: 200, headers: [], body: new Uint8Array([1, 2]), durationMs: 2 } }),
@@ -73,7 +77,7 @@ describe('Ring', () => {
       first.add(record(first))
       expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(2)
 
-      const second = new Ring({ save: file })
+      const second = await Ring.open({ save: file })
       expect(second.all().map((r) => r.id)).toEqual([1, 2])
       expect(second.get(1)?.body).toEqual(binary)
       expect(second.get(1)?.app?.body).toEqual(new Uint8Array([1, 2]))
@@ -81,23 +85,25 @@ describe('Ring', () => {
       expect(second.nextId()).toBe(3)
     })
 
-    it('compacts the file to what the bounds keep, and skips a line cut short', () => {
+    it('compacts the file to what the bounds keep, and skips a line cut short', async () => {
       const file = tempFile()
-      const ring = new Ring({ save: file })
+      const ring = new Ring()
       const lines = Array.from({ length: 5 }, () => toLine(record(ring)))
       writeFileSync(file, `${lines.join('\n')}\n{"id":6,"kind":"deliv`)
-      const reloaded = new Ring({ save: file, maxRecords: 2 })
+      const warnings: string[] = []
+      const reloaded = await Ring.open({ save: file, maxRecords: 2, onWarning: (message) => warnings.push(message) })
       expect(reloaded.all().map((r) => r.id)).toEqual([4, 5])
       expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(2)
+      expect(warnings).toEqual([expect.stringMatching(/^hookguard inspect: 1 line of .* is not a record/)])
     })
 
-    it('rewrites the file after a delete and a clear', () => {
+    it('rewrites the file after a delete and a clear', async () => {
       const file = tempFile()
-      const ring = new Ring({ save: file })
+      const ring = await Ring.open({ save: file })
       ring.add(record(ring))
       ring.add(record(ring))
       ring.delete(1)
-      expect(new Ring({ save: file }).all().map((r) => r.id)).toEqual([2])
+      expect((await Ring.open({ save: file })).all().map((r) => r.id)).toEqual([2])
       ring.clear()
       expect(readFileSync(file, 'utf8')).toBe('')
     })
@@ -110,11 +116,11 @@ describe('Ring', () => {
 })
 
 describe('the save file', () => {
-  it('is readable by its owner only, even when it existed before with wider permissions', () => {
+  it('is readable by its owner only, even when it existed before with wider permissions', async () => {
     const file = tempFile()
     writeFileSync(file, '')
     chmodSync(file, 0o644)
-    const ring = new Ring({ save: file })
+    const ring = await Ring.open({ save: file })
     ring.add(record(ring))
     expect(statSync(file).mode & 0o777).toBe(0o600)
   })

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import { connect } from 'node:net'
 import { sign } from '@hookguard/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deliver } from '../../emulator/src/index.ts'
@@ -140,6 +141,79 @@ describe('inspect --forward-to', () => {
     expect(record).toMatchObject({ verdict: 'verified', disagreement: 'app_refused' })
   })
 
+  it('does not flag a 409 or a 422 of the app, whatever its body: those are the app’s own business', async () => {
+    for (const [status, body] of [
+      [422, 'Unprocessable'],
+      [409, ''],
+      [409, '{"message":"already have it"}'],
+    ] as const) {
+      const app = await nodeApp((req, res) => {
+        req.resume()
+        req.on('end', () => res.writeHead(status, { 'content-type': 'text/plain' }).end(body))
+      })
+      const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })
+      await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) }, chunks: [BODY] })
+      const [record] = await waitFor(1)
+      expect(record?.verdict).toBe('verified')
+      expect(record?.app?.status).toBe(status)
+      expect(record?.disagreement, `${status} ${body}`).toBeUndefined()
+    }
+  })
+
+  it('still flags a 400, a 401 or a 403 of the app for a delivery hookguard verifies', async () => {
+    for (const status of [400, 403]) {
+      const app = await recordingApp(status)
+      const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })
+      await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) }, chunks: [BODY] })
+      const [record] = await waitFor(1)
+      expect(record?.disagreement, String(status)).toBe('app_refused')
+    }
+  })
+
+  it('forwards an absolute-form request target as its path and query, and exports it', async () => {
+    const app = await recordingApp()
+    const { inspector: running, waitFor } = await inspector({ forwardTo: `${app.url}/base` })
+    const receive = new URL(running.receiveUrl)
+    const signature = await sign(BODY, SECRET)
+    const answer = await rawRequest(
+      receive,
+      `POST http://${receive.host}/hooks?tenant=a HTTP/1.1\r\nHost: ${receive.host}\r\nX-Service-Hmac-Signature: ${signature}\r\nContent-Length: ${Buffer.byteLength(BODY)}\r\nConnection: close\r\n\r\n${BODY}`,
+    )
+    expect(answer).toMatch(/^HTTP\/1\.1 200/)
+    expect(app.seen[0]?.url).toBe('/base/hooks?tenant=a')
+    const [record] = await waitFor(1)
+    expect(record).toMatchObject({ url: '/hooks?tenant=a', verdict: 'verified' })
+    const base = running.uiUrl.replace(/\/\?token=.*$/, '')
+    const har = await send(`${base}/api/records/${record?.id}/export/har`, {
+      method: 'GET',
+      headers: { 'x-inspect-token': running.accessToken },
+    })
+    expect(har.status).toBe(200)
+    expect(JSON.parse(har.body.toString()).log.entries[0].request.url).toBe(`${app.url}/base/hooks?tenant=a`)
+  })
+
+  it('answers 504 when the app sends its headers and then trickles its body past the timeout', async () => {
+    const timers: NodeJS.Timeout[] = []
+    const trickling = await nodeApp((req, res) => {
+      req.resume()
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.write('{')
+      timers.push(setInterval(() => res.write(' '), 50))
+    })
+    try {
+      const { inspector: front, waitFor: frontWait } = await inspector({ forwardTo: trickling.url, forwardTimeoutMs: 400 })
+      const started = performance.now()
+      const answer = await within(5000, send(`${front.receiveUrl}/hooks`, { chunks: [BODY] }))
+      expect(answer.status).toBe(504)
+      expect(JSON.parse(answer.body.toString())).toMatchObject({ error: 'forward_timeout' })
+      expect(performance.now() - started).toBeLessThan(3000)
+      const [record] = await frontWait(1)
+      expect(record?.app?.error).toBe('timeout')
+    } finally {
+      for (const timer of timers) clearInterval(timer)
+    }
+  })
+
   it('answers 502 when the app is down, and records it', async () => {
     const app = await nodeApp(() => {})
     const url = app.url
@@ -163,6 +237,64 @@ describe('inspect --forward-to', () => {
     expect((await slow).status).toBe(504)
     const records = await waitFor(2)
     expect(records.find((r) => r.url === '/hang')?.app?.error).toBe('timeout')
+  })
+
+  it('hands a large answer back whole, streamed past the part held, and records its first 64 KiB', async () => {
+    const big = Buffer.alloc(300 * 1024, 0x62)
+    const app = await nodeApp((req, res) => {
+      req.resume()
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' })
+        for (let at = 0; at < big.byteLength; at += 16 * 1024) res.write(big.subarray(at, at + 16 * 1024))
+        res.end()
+      })
+    })
+    const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })
+    const answer = await send(`${running.receiveUrl}/hooks`, { chunks: [BODY] })
+    expect(answer.status).toBe(200)
+    expect(answer.body.equals(big)).toBe(true)
+    const [record] = await waitFor(1)
+    expect(record?.app?.body.byteLength).toBe(64 * 1024)
+  })
+
+  it('answers 502 when the app breaks its connection half-way through its answer', async () => {
+    const app = await nodeApp((req, res) => {
+      req.resume()
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' })
+      res.write('{"partial":')
+      setTimeout(() => res.destroy(), 50)
+    })
+    const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })
+    const answer = await within(5000, send(`${running.receiveUrl}/hooks`, { chunks: [BODY] }))
+    expect(answer.status).toBe(502)
+    const [record] = await waitFor(1)
+    expect(record?.app?.error).toBe('unreachable')
+  })
+
+  it('answers 408 to a chunked body that never ends, in front of an app as well as alone', async () => {
+    const app = await recordingApp()
+    for (const options of [{}, { forwardTo: app.url }]) {
+      const { inspector: running, waitFor } = await inspector({ ...options, bodyTimeoutMs: 300 })
+      const started = performance.now()
+      const answer = await within(5000, endlessBody(new URL(running.receiveUrl)))
+      expect(answer).toMatch(/^HTTP\/1\.1 408/)
+      expect(performance.now() - started).toBeLessThan(3000)
+      const [record] = await waitFor(1)
+      expect(record).toMatchObject({ verdict: 'refused', status: 408, code: 'request_timeout' })
+    }
+    expect(app.seen).toHaveLength(0)
+  })
+
+  it('passes on an answer the app gave before an endless body ended, then closes the connection', async () => {
+    const app = await nodeApp((_req, res) => {
+      res.writeHead(413, { 'content-type': 'application/json' }).end('{"error":"too_slow"}')
+    })
+    const { inspector: running, waitFor } = await inspector({ forwardTo: app.url, bodyTimeoutMs: 300 })
+    const answer = await within(5000, endlessBody(new URL(running.receiveUrl)))
+    expect(answer).toMatch(/^HTTP\/1\.1 413/)
+    const [record] = await waitFor(1)
+    expect(record).toMatchObject({ status: 408, code: 'request_timeout', app: { status: 413 } })
+    expect(record?.disagreement).toBeUndefined()
   })
 
   it('shows the app’s dedupe: a replayed delivery gets 409 while the first is handled', async () => {
@@ -208,6 +340,72 @@ describe('the page’s server', () => {
     expect(page.status).toBe(200)
     expect(page.headers['content-security-policy']).toBe(CSP)
     expect(page.body.toString()).not.toMatch(/<script>[^<]/)
+  })
+
+  it('names its cookie for its port, and gives it a value of its own, not the access token', async () => {
+    const { running, base } = await ui()
+    const port = new URL(base).port
+    const cookie = String((await send(running.uiUrl, { method: 'GET' })).headers['set-cookie'])
+    const [pair = ''] = cookie.split(';')
+    const [name, value = ''] = pair.split('=')
+    expect(name).toBe(`hookguard_inspect_${port}`)
+    expect(cookie).toMatch(/; Path=\//)
+    expect(value.length).toBeGreaterThanOrEqual(32)
+    expect(value).not.toContain(running.accessToken)
+    expect((await send(`${base}/api/state`, { method: 'GET', headers: { cookie: pair } })).status).toBe(200)
+    // The access token is no cookie: an app on another port that receives this cookie learns no token.
+    const asCookie = `hookguard_inspect_${port}=${running.accessToken}`
+    expect((await send(`${base}/api/state`, { method: 'GET', headers: { cookie: asCookie } })).status).toBe(401)
+    // Nor is the cookie's value an access token.
+    expect((await send(`${base}/api/state`, { method: 'GET', headers: { 'x-inspect-token': value } })).status).toBe(401)
+    expect((await send(`${base}/?token=${value}`, { method: 'GET' })).status).toBe(401)
+  })
+
+  it('keeps two inspectors apart: each one’s cookie opens its own page only', async () => {
+    const one = await ui()
+    const two = await ui()
+    const cookieOf = async (running: typeof one.running) =>
+      String((await send(running.uiUrl, { method: 'GET' })).headers['set-cookie']).split(';')[0] as string
+    const [first, second] = [await cookieOf(one.running), await cookieOf(two.running)]
+    expect(first.split('=')[0]).not.toBe(second.split('=')[0])
+    // A browser sends both cookies to both ports.
+    const both = `${first}; ${second}`
+    expect((await send(`${one.base}/api/state`, { method: 'GET', headers: { cookie: both } })).status).toBe(200)
+    expect((await send(`${two.base}/api/state`, { method: 'GET', headers: { cookie: both } })).status).toBe(200)
+    // Each one's under the other's name is refused.
+    const swapped = `${second.split('=')[0]}=${first.split('=')[1]}`
+    expect((await send(`${two.base}/api/state`, { method: 'GET', headers: { cookie: swapped } })).status).toBe(401)
+  })
+
+  it('takes an action from its page opened at localhost or 127.0.0.1, whichever name the request is sent to', async () => {
+    const { base, token } = await ui()
+    const port = new URL(base).port
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`]) {
+      for (const origin of [`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`]) {
+        const answer = await send(`${base}/api/records`, { method: 'DELETE', headers: { host, origin, 'x-inspect-token': token } })
+        expect(answer.status, `${host} ${origin}`).toBe(200)
+      }
+    }
+  })
+
+  it('refuses an action from any other origin, a name that resolves to this machine or another port included', async () => {
+    const { base, token } = await ui()
+    const port = new URL(base).port
+    for (const origin of [
+      `http://evil.test:${port}`,
+      `http://localhost.evil.test:${port}`,
+      `http://localhost:${Number(port) + 1}`,
+      `https://localhost:${port}`,
+      `http://localhost`,
+      'null',
+    ]) {
+      const answer = await send(`${base}/api/records`, { method: 'DELETE', headers: { origin, 'x-inspect-token': token } })
+      expect(answer.status, origin).toBe(403)
+    }
+    for (const host of [`evil.test:${port}`, `localhost:${Number(port) + 1}`]) {
+      const answer = await send(`${base}/api/records`, { method: 'DELETE', headers: { host, 'x-inspect-token': token } })
+      expect(answer.status, host).toBe(421)
+    }
   })
 
   it('refuses an action from a foreign Origin', async () => {
@@ -298,3 +496,50 @@ describe('hookguard inspect --json', () => {
     expect(lines.join('\n')).not.toContain('abc')
   })
 })
+
+/** Fails when `promise` takes longer than `ms`: a hang is a failure, not a test timeout. */
+function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}
+
+/** Writes `text` on a new connection and reads until the server closes it. */
+function rawRequest(url: URL, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => socket.write(text))
+    let answer = ''
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1')
+    })
+    socket.on('end', () => resolve(answer))
+    socket.on('error', reject)
+  })
+}
+
+/** A chunked body that sends one chunk and then a byte now and then, never its end; resolves what was answered. */
+function endlessBody(url: URL): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let answer = ''
+    const socket = connect(Number(url.port), url.hostname, () => {
+      socket.write(`POST /hooks HTTP/1.1\r\nHost: ${url.host}\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n`)
+    })
+    const drip = setInterval(() => {
+      if (!socket.destroyed) socket.write('1\r\n \r\n')
+    }, 50)
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1')
+    })
+    socket.on('close', () => {
+      clearInterval(drip)
+      resolve(answer)
+    })
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      clearInterval(drip)
+      if (error.code === 'ECONNRESET' || error.code === 'EPIPE') resolve(answer)
+      else reject(error)
+    })
+  })
+}

@@ -348,3 +348,54 @@ describe('a narrow screen', () => {
     if (process.env.INSPECT_SCREENSHOT !== undefined) writeFileSync(process.env.INSPECT_SCREENSHOT, png)
   })
 })
+
+describe('two inspectors, and the names of this machine', () => {
+  it('keeps two inspectors apart in one browser: each page works once the other is open', async () => {
+    const shared = await browser.newContext()
+    try {
+      const first = await shared.newPage()
+      const second = await shared.newPage()
+      await first.goto(running.uiUrl)
+      await live(first)
+      await second.goto(oauth.uiUrl)
+      await live(second)
+      await first.reload()
+      await live(first)
+      const cookies = await shared.cookies()
+      expect(cookies.map((cookie) => cookie.name).sort()).toEqual(
+        [running, oauth].map((inspector) => `hookguard_inspect_${new URL(inspector.uiUrl).port}`).sort(),
+      )
+      for (const cookie of cookies) {
+        expect(cookie.httpOnly).toBe(true)
+        expect(cookie.sameSite).toBe('Strict')
+        expect(cookie.value).not.toBe(running.accessToken)
+        expect(cookie.value).not.toBe(oauth.accessToken)
+      }
+      for (const [target, mode] of [
+        [first, 'secret'],
+        [second, 'oauth2'],
+      ] as const) {
+        const state = await target.evaluate(async () => (await fetch('/api/state')).json())
+        expect((state as { mode: string }).mode).toBe(mode)
+      }
+    } finally {
+      await shared.close()
+    }
+  })
+
+  it('takes actions from its page opened at localhost', async () => {
+    const local = await browser.newContext()
+    try {
+      const other = await local.newPage()
+      const port = new URL(running.uiUrl).port
+      await other.goto(`http://localhost:${port}/?token=${running.accessToken}`)
+      await live(other)
+      await other.getByTestId('composer-body').fill(BODY)
+      await other.getByTestId('preset').selectOption('no_header')
+      await other.getByTestId('send-preset').click()
+      await expect.poll(() => other.getByTestId('composer-result').textContent(), { timeout: 15_000 }).toContain('missing_signature')
+    } finally {
+      await local.close()
+    }
+  })
+})

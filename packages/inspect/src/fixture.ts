@@ -1,0 +1,197 @@
+import { DEFAULT_SIGNATURE_HEADER } from '@hookguard/core'
+import type { ExportContext } from './export.ts'
+import type { InspectedRecord } from './record.ts'
+import { basicUser, redactHeader, redactUrl } from './redact.ts'
+
+/**
+ * The Vitest fixture of a delivery: `delivery-<id>.json`, the request as recorded with its
+ * credentials left out, and `delivery-<id>.test.ts`, which replays it through `createReceiver`
+ * with the settings from the environment and asserts the recorded verdict and code.
+ */
+
+/**
+ * What a fixture carries in place of credentials that were refused, so that its test is refused
+ * the same way: the recorded user name with {@link WRONG_PASSWORD}, or {@link INVALID_TOKEN}. What
+ * was received is never written: a wrong password may be a near miss of the real one.
+ */
+export const WRONG_PASSWORD = 'hookguard-inspect-wrong-password'
+export const INVALID_TOKEN = 'hookguard-inspect-invalid-token'
+
+/** The fixture a Vitest test replays: the request as recorded (credentials left out) and the verdict to expect. */
+export interface Fixture {
+  id: number
+  method: string
+  /** Path and query, `access_token` left out and any other credential `[redacted]`. */
+  path: string
+  mode: InspectedRecord['mode']
+  /** As recorded, `Authorization` left out (the test writes its own from the environment), cookies `[redacted]`. */
+  headers: [string, string][]
+  bodyBase64: string
+  expected: { verdict: 'verified' | 'refused'; status: number; code?: string; hint?: string }
+  /** Whether the recorded request carried credentials the test must add back from the environment (Basic, a token). */
+  authenticated: boolean
+  /**
+   * The delivery was refused for its credentials: the fixture carries a stand-in refused the same
+   * way (in `headers` or `path`), never what was received.
+   */
+  refusedCredentials?: 'wrong_password' | 'invalid_token'
+}
+
+/** Headers a fixture does not keep: the connection's, and those of a proxy. */
+const NOT_KEPT = new Set(['authorization', 'proxy-authorization', 'host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade'])
+
+export function toFixture(record: InspectedRecord): Fixture {
+  const query = record.url.indexOf('?') < 0 ? '' : record.url.slice(record.url.indexOf('?') + 1)
+  const hadToken = new URLSearchParams(query).has('access_token')
+  const authorization = record.headers.find(([name]) => name.toLowerCase() === 'authorization')
+  const refused = record.verdict === 'refused' ? credentialRefusal(record) : undefined
+  const parts = query === '' ? [] : query.split('&').filter((part) => decodeName(part) !== 'access_token')
+  let path = redactUrl(`${record.url.split('?')[0]}${parts.length === 0 ? '' : `?${parts.join('&')}`}`)
+  // A token refused in the query is refused again from there.
+  if (refused === 'invalid_token' && hadToken) path += `${parts.length === 0 ? '?' : '&'}access_token=${INVALID_TOKEN}`
+  const headers: [string, string][] = record.headers
+    .filter(([name]) => !NOT_KEPT.has(name.toLowerCase()))
+    .map(([name, value]) => [name, redactHeader(name, value)])
+  if (refused === 'wrong_password' && authorization !== undefined) {
+    const user = basicUser(authorization[1].trim().split(/\s+/)[1] ?? '') ?? ''
+    headers.push([authorization[0], `Basic ${Buffer.from(`${user}:${WRONG_PASSWORD}`).toString('base64')}`])
+  }
+  if (refused === 'invalid_token' && !hadToken && authorization !== undefined) headers.push([authorization[0], `Bearer ${INVALID_TOKEN}`])
+  return {
+    id: record.id,
+    method: record.method,
+    path,
+    mode: record.mode,
+    headers,
+    bodyBase64: Buffer.from(record.body).toString('base64'),
+    expected: {
+      verdict: record.verdict,
+      status: record.status,
+      ...(record.code !== undefined && { code: record.code }),
+      ...(record.hint !== undefined && { hint: record.hint }),
+    },
+    authenticated: refused === undefined && (hadToken || authorization !== undefined),
+    ...(refused !== undefined && { refusedCredentials: refused }),
+  }
+}
+
+/** The refusal came from the credentials of the mode (they were checked and wrong): a stand-in must be refused too. */
+function credentialRefusal(record: InspectedRecord): Fixture['refusedCredentials'] {
+  if (record.mode === 'basic' && record.code === 'invalid_credentials') return 'wrong_password'
+  if (record.mode === 'oauth2' && record.code === 'invalid_token') return 'invalid_token'
+  return undefined
+}
+
+function decodeName(part: string): string {
+  const name = part.indexOf('=') < 0 ? part : part.slice(0, part.indexOf('='))
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' '))
+  } catch {
+    return name
+  }
+}
+
+export function fixtureJson(record: InspectedRecord): string {
+  return `${JSON.stringify(toFixture(record), null, 2)}\n`
+}
+
+/** The name the fixture files take: `delivery-<id>.json` and `delivery-<id>.test.ts`. */
+export const fixtureName = (record: InspectedRecord) => `delivery-${record.id}`
+
+/**
+ * The generated test's imports, written out at run time: as literal text in this module, a
+ * packaging check that reads imports from the bundle would take them for this package's own.
+ */
+const TEST_IMPORTS = (
+  [
+    ['readFileSync', 'node:fs'],
+    ['createReceiver', '@hookguard/core'],
+    ['expect, it', 'vitest'],
+  ] as const
+)
+  .map(([names, from]) => `import { ${names} } from ${`'${from}'`}`)
+  .join('\n')
+
+/** What the generated test does about credentials, before it verifies. */
+function credentialsStep(fixture: Fixture, context: ExportContext): string {
+  if (fixture.refusedCredentials === 'wrong_password') {
+    return `  // Refused for its credentials: the fixture carries the recorded user name with a wrong password
+  // (${JSON.stringify(WRONG_PASSWORD)}), never the password received, so that this is refused as the delivery was.
+`
+  }
+  if (fixture.refusedCredentials === 'invalid_token') {
+    return `  // Refused for its token: the fixture carries one that is not valid (${JSON.stringify(INVALID_TOKEN)}) where the
+  // delivery had its own, never the token received, so that this is refused as the delivery was.
+`
+  }
+  if (!fixture.authenticated || fixture.mode === 'secret' || fixture.mode === 'none') return ''
+  if (fixture.mode === 'basic') {
+    return `  // The recorded Authorization is not kept: written again from the environment.
+  const user = env('HOOKGUARD_USERNAME', ${JSON.stringify(context.username ?? '')})
+  headers.set('authorization', \`Basic \${Buffer.from(\`\${user}:\${env('HOOKGUARD_PASSWORD')}\`).toString('base64')}\`)
+`
+  }
+  return `  // The recorded token has expired by now: a fresh one from the same settings.
+  const issued = await receiver.token(
+    new Request(\`http://localhost/token?appid=\${encodeURIComponent(env('HOOKGUARD_APPID', ${JSON.stringify(context.appId ?? '')}))}&secret=\${encodeURIComponent(env('HOOKGUARD_APP_SECRET'))}&grant_type=client_credentials\`),
+  )
+  url.searchParams.set('access_token', (JSON.parse(issued.body) as { access_token: string }).access_token)
+`
+}
+
+/**
+ * A Vitest file that replays the fixture through `createReceiver`, with the settings from the
+ * environment (the same variables as `hookguard inspect`), and asserts the recorded verdict and
+ * code. Point `receiver` at your own options to pin your app's behaviour.
+ */
+export function fixtureTest(record: InspectedRecord, context: ExportContext): string {
+  const name = fixtureName(record)
+  const fixture = toFixture(record)
+  const header = context.signatureHeader ?? DEFAULT_SIGNATURE_HEADER
+  const auth =
+    record.mode === 'secret'
+      ? `{ mode: 'secret', secret: env('HOOKGUARD_SECRET').split(',') }`
+      : record.mode === 'basic'
+        ? `{ mode: 'basic', username: env('HOOKGUARD_USERNAME', ${JSON.stringify(context.username ?? '')}), password: env('HOOKGUARD_PASSWORD') }`
+        : record.mode === 'oauth2'
+          ? `{ mode: 'oauth2', appId: env('HOOKGUARD_APPID', ${JSON.stringify(context.appId ?? '')}), secret: env('HOOKGUARD_APP_SECRET') }`
+          : `{ mode: 'none' }`
+  return `// Recorded by hookguard inspect: delivery #${record.id}, ${record.verdict}${record.code === undefined ? '' : ` (${record.code})`}.
+// Run with: npx vitest run ${name}.test.ts (settings from the same environment variables as hookguard inspect)
+${TEST_IMPORTS}
+
+interface Fixture {
+  method: string
+  path: string
+  headers: [string, string][]
+  bodyBase64: string
+  expected: { verdict: 'verified' | 'refused'; status: number; code?: string; hint?: string }
+}
+
+const fixture = JSON.parse(readFileSync(new URL('./${name}.json', import.meta.url), 'utf8')) as Fixture
+
+function env(name: string, fallback?: string): string {
+  const value = process.env[name] ?? fallback
+  if (value === undefined || value === '') throw new Error(\`set \${name} to the settings the delivery was recorded with\`)
+  return value
+}
+
+it('answers delivery #${record.id} as recorded: ${record.verdict}${record.code === undefined ? '' : ` (${record.code})`}', async () => {
+  const receiver = createReceiver({ auth: ${auth}, signatureHeader: ${JSON.stringify(header)} })
+  const url = new URL(fixture.path, 'http://localhost')
+  const headers = new Headers(fixture.headers)
+${credentialsStep(fixture, context)}  const result = await receiver.verify(
+    new Request(url, { method: fixture.method, headers, body: Buffer.from(fixture.bodyBase64, 'base64') }),
+  )
+  if (fixture.expected.verdict === 'verified') {
+    expect(result.ok).toBe(true)
+  } else {
+    expect(result.ok).toBe(false)
+    if (!result.ok) {
+      expect(result.response.status).toBe(fixture.expected.status)
+      expect(result.error?.code).toBe(fixture.expected.code)
+    }
+  }
+})
+`
+}

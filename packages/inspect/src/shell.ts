@@ -1,0 +1,61 @@
+/**
+ * Writing a command a POSIX shell runs exactly as meant: text quoted so that nothing in it is
+ * interpreted, bytes written back through `printf`, and credentials read from the environment.
+ */
+
+/** POSIX single quotes: `'` is closed, escaped and reopened, so nothing inside is interpreted. */
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`
+}
+
+/**
+ * A `printf` format for exactly these bytes: printable ASCII as it is (with `%` and `\` doubled),
+ * every other byte as a three-digit octal escape, so NUL, newlines and UTF-8 survive any shell.
+ * `printf` (POSIX) interprets the escapes in its format.
+ */
+function printfFormat(bytes: Uint8Array): string {
+  let out = ''
+  for (const byte of bytes) {
+    if (byte === 0x25) out += '%%'
+    else if (byte === 0x5c) out += '\\\\'
+    else if (byte === 0x27) out += '\\047'
+    else if (byte >= 0x20 && byte < 0x7f) out += String.fromCharCode(byte)
+    else out += `\\${byte.toString(8).padStart(3, '0')}`
+  }
+  return out
+}
+
+/** `printf` writing exactly these bytes. */
+export function printfBytes(body: Uint8Array): string {
+  return `printf '${printfFormat(body)}'`
+}
+
+/**
+ * One argument holding exactly these bytes. Printable ASCII is quoted as it is; anything else
+ * comes from `printf` in a command substitution, since the command's own text is UTF-8 and a
+ * header's bytes may not be (a latin1 byte), or would be encoded twice if written as the
+ * characters Node reads them as.
+ */
+export function shellBytes(bytes: Uint8Array): string {
+  const printable = bytes.every((byte) => byte >= 0x20 && byte < 0x7f)
+  return printable ? shellQuote(Buffer.from(bytes).toString('latin1')) : `"$(${printfBytes(bytes)})"`
+}
+
+/**
+ * An environment variable's value, in double quotes (no splitting, no globbing), and the command
+ * stops, naming the variable, when it is unset or empty rather than send an empty credential.
+ */
+export function fromEnvironment(variable: string): string {
+  if (!/^[A-Z_][A-Z0-9_]*$/.test(variable)) throw new TypeError(`@hookguard/inspect: not a variable name: ${variable}`)
+  return `"\${${variable}:?}"`
+}
+
+/**
+ * An environment variable's value URL-encoded, for a command that takes a URL and cannot encode
+ * a query parameter itself (`hookguard send`): Node's `encodeURIComponent`, as `hookguard` runs on
+ * Node. The value travels in the environment, never in a process's arguments.
+ */
+export function encodedFromEnvironment(variable: string): string {
+  if (!/^[A-Z_][A-Z0-9_]*$/.test(variable)) throw new TypeError(`@hookguard/inspect: not a variable name: ${variable}`)
+  return `"$(node -p 'encodeURIComponent(process.env.${variable})')"`
+}
