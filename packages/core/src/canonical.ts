@@ -1,4 +1,4 @@
-import { containsAnyByte } from './bytes.ts'
+import { containsAnyByte, containsSequence } from './bytes.ts'
 
 /**
  * The texts a signature may have been made over, built from the raw body bytes. The rule lives
@@ -181,7 +181,7 @@ export function gsonCandidate(body: Uint8Array): Uint8Array | undefined {
  * a byte that starts something Gson escapes. What a platform's faster pass is asked only after.
  */
 export function mayHaveGsonForm(body: Uint8Array): boolean {
-  return body.length <= MAX_GSON_FALLBACK_BODY && containsAnyByte(plain(body), GSON_BYTES)
+  return body.length <= MAX_GSON_FALLBACK_BODY && holdsGsonEscapable(plain(body))
 }
 
 /** The most escapes candidate 3 may hold for this body (see {@link MAX_ESCAPED_SHARE}). */
@@ -211,8 +211,18 @@ export const MAX_GSON_FALLBACK_BODY = 64 * 1024
 /** The kind of each byte when Java's whitespace is removed as well. */
 const KIND_STRIPPING = KIND.map((kind, byte) => (JAVA_WHITESPACE[byte] === 1 ? REMOVE : kind))
 
-/** The bytes that start something Gson escapes: what a body must hold for candidate 3 to exist. */
-const GSON_BYTES = [...GSON_HEX.keys(), 0xe2]
+const GSON_ASCII = [...GSON_HEX.keys()]
+const LINE_SEPARATOR = Uint8Array.of(0xe2, 0x80, 0xa8)
+const PARAGRAPH_SEPARATOR = Uint8Array.of(0xe2, 0x80, 0xa9)
+
+/**
+ * Whether the body holds something Gson escapes: what it must hold for candidate 3 to exist, told
+ * by the platform's fastest searches. U+2028/9 are searched for whole: their lead byte E2 also
+ * starts the curly quotes, dashes and ellipsis of ordinary text, which have nothing to escape.
+ */
+function holdsGsonEscapable(body: Uint8Array): boolean {
+  return containsAnyByte(body, GSON_ASCII) || containsSequence(body, LINE_SEPARATOR) || containsSequence(body, PARAGRAPH_SEPARATOR)
+}
 
 /**
  * The body with Gson's escapes, and Java's whitespace removed when `stripWhitespace`; `undefined`
@@ -223,7 +233,7 @@ const GSON_BYTES = [...GSON_HEX.keys(), 0xe2]
 function withGsonEscapes(body: Uint8Array, stripWhitespace: boolean, maxEscapes: number): Uint8Array | undefined {
   // Most bodies hold none of them, hostile ones included: told by the platform's fastest search.
   // Stryker disable next-line ConditionalExpression: speed only — without any of them the count is 0, and nothing is made
-  if (!containsAnyByte(body, GSON_BYTES)) return undefined
+  if (!holdsGsonEscapable(body)) return undefined
   const kinds = stripWhitespace ? KIND_STRIPPING : KIND
   const out = new Uint8Array(body.length + maxEscapes * 5)
   let n = 0

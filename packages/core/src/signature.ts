@@ -145,6 +145,8 @@ export type SignatureHint = 'header_not_hex' | 'header_wrong_length' | 'secret_w
 
 /** The likeliest {@link SignatureHint} for a signature that matched no form, if any. */
 export function signatureHint(header: string, secrets: readonly string[], body: Uint8Array): SignatureHint | undefined {
+  // Not split: a header this long was refused unread (parseSignatureHeader).
+  if (header.length > MAX_SIGNATURE_HEADER_LENGTH) return 'header_wrong_length'
   const values = header.split(',').map((part) => part.trim())
   if (!values.some((value) => value.length === DIGEST_HEX_LENGTH && fromHex(value) !== undefined)) {
     return values.some((value) => /[^0-9a-f]/i.test(value)) ? 'header_not_hex' : 'header_wrong_length'
@@ -175,10 +177,20 @@ export function matchingKey(digests: readonly Uint8Array[], expected: readonly U
   return -1
 }
 
-/** The 32-byte digests a header holds; values that are not 64 hex digits are dropped. */
+/**
+ * The longest signature header that is read: room for a dozen values, where the service sends one
+ * and a sender rotating secrets two. A longer one holds no digest: splitting tens of thousands of
+ * empty values cost a hundred HMACs of a small body, for a header any client may send.
+ */
+export const MAX_SIGNATURE_HEADER_LENGTH = 1024
+
+/**
+ * The 32-byte digests a header holds; values that are not 64 hex digits are dropped, and a header
+ * longer than {@link MAX_SIGNATURE_HEADER_LENGTH} holds none.
+ */
 export function parseSignatureHeader(header: string | null | undefined): Uint8Array[] {
   // Stryker disable next-line ArrayDeclaration: equivalent — a string entry never equals a 32-byte digest
-  if (!header) return []
+  if (!header || header.length > MAX_SIGNATURE_HEADER_LENGTH) return []
   // The service sends one value: no list to split and build.
   // Stryker disable next-line ConditionalExpression,BlockStatement: speed only — splitting one value at commas yields that value (→ true is killed)
   if (header.length === DIGEST_HEX_LENGTH) {

@@ -121,6 +121,15 @@ describe('verifySignature', () => {
       expect(await verifySignature(body, `${good},not-hex`, SECRET)).toBe(true)
     })
 
+    it('reads a header of up to 1 KiB, and refuses a longer one unread, whatever it holds', async () => {
+      const body = '{"event":"ping"}'
+      const good = await sign(body, SECRET)
+      const padded = (length: number) => `${','.repeat(length - 65)},${good}`
+      expect(await verifySignature(body, padded(1024), SECRET)).toBe(true)
+      expect(await verifySignature(body, padded(1025), SECRET)).toBe(false)
+      expect(await verifySignature(body, `${good}${' ,'.repeat(8000)}`, SECRET)).toBe(false)
+    })
+
     it('skips a value of 64 characters that are not hex, and matches the next', async () => {
       const body = '{"event":"ping"}'
       expect(await verifySignature(body, `${'z'.repeat(64)}, ${await sign(body, SECRET)}`, SECRET)).toBe(true)
