@@ -117,6 +117,26 @@ describe('the WebAssembly Gson pass', () => {
     }
   })
 
+  it('agrees wherever a U+2028 falls across a block’s end, before a clean block, an escaped one or the last bytes', () => {
+    // The kernel matches U+2028 in a block with the two bytes after it, and drops the bytes that
+    // spill into the next block, whichever way that block is made.
+    for (const separator of [bytes(0xe2, 0x80, 0xa8), bytes(0xe2, 0x80, 0xa9)]) {
+      for (const next of [utf8('abcdefghijklmnopqrstuvwxyz'), utf8('a <b> c = d & e ; f'), utf8(' \t\n x y')]) {
+        for (let at = 0; at < 40; at++) {
+          for (const length of [at + 3, at + 4, at + 18, at + 19, 48, 64]) {
+            if (length < at + 3) continue
+            const body = new Uint8Array(length).fill(0x61)
+            body[1] = 0x3c
+            body.set(separator, at)
+            body.set(next.subarray(0, Math.max(0, length - at - 3)), at + 3)
+            agree(body, maxGsonEscapes(body))
+            agree(body, escapesIn(body))
+          }
+        }
+      }
+    }
+  })
+
   it('agrees on 64 KiB bodies: the hostile every-fifth-byte one, its neighbour with one escape more, and a pretty one', () => {
     const size = MAX_GSON_FALLBACK_BODY
     const fifth = new Uint8Array(size).fill(0x61)

@@ -18,7 +18,9 @@
 ;;   [4400, 6464)  ENTRY: for each byte, the 8 bytes `gson` stores for it: the byte itself, or its
 ;;                 escape in the first 6 (`\u003c` at '<' and so on); then two more entries,
 ;;                 256 and 257, `\u2028` and `\u2029` for U+2028 and U+2029 (E2 80 A8/A9).
-;;   [6464, ...)   the body, copied in by the caller (the address is exported as `input`). The
+;;   [6464, 6480)  ASCII: ESCAPES without E2, for `gson`'s blocks (its escapes as a mask).
+;;   [6480, 6544)  E2, 80, 01 and A9 in every lane: `gson` matches U+2028/9 in a block with them.
+;;   [6544, ...)   the body, copied in by the caller (the address is exported as `input`). The
 ;;                 caller leaves 16 bytes of memory after the body: the last, partial block is
 ;;                 read whole (see $block). `gson` writes its text elsewhere (see there).
 ;;
@@ -40,7 +42,7 @@
 (module
   (memory (export "memory") 1)
 
-  (global (export "input") i32 (i32.const 6464))
+  (global (export "input") i32 (i32.const 6544))
 
   ;; Fills the tables once per instance, at instantiation. A loop rather than a data segment so
   ;; their meaning stays readable here; it costs ~20 us per instance, which only matters if
@@ -73,6 +75,13 @@
     ;; U+2028 and U+2029: entries 256 and 257.
     (i64.store offset=4400 (i32.const 0x800) (i64.const 0x3832_3032_755C))   ;; 256 * 8: \u2028
     (i64.store offset=4400 (i32.const 0x808) (i64.const 0x3932_3032_755C))   ;; 257 * 8: \u2029
+    ;; ASCII: ESCAPES without E2 (0 at nibble 2, which no byte with that nibble can equal); then
+    ;; the bytes U+2028/9 is matched with, each in every lane, and 01 (A8 | 01 is A9).
+    (v128.store (i32.const 6464) (v128.const i8x16 1 0 0 0 0 0 0x26 0x27 0 0 0 0 0x3C 0x3D 0x3E 0))
+    (v128.store (i32.const 6480) (i8x16.splat (i32.const 0xE2)))
+    (v128.store (i32.const 6496) (i8x16.splat (i32.const 0x80)))
+    (v128.store (i32.const 6512) (i8x16.splat (i32.const 0x01)))
+    (v128.store (i32.const 6528) (i8x16.splat (i32.const 0xA9)))
     (local.set $k (i32.const 0))
     (loop $masks
       (local.set $bit (i32.const 0))
@@ -130,7 +139,7 @@
     (v128.store64_lane 1 (local.get $out) (local.get $y))
     (i32.sub (i32.add (local.get $out) (i32.const 8)) (i32.popcnt (local.get $hi))))
 
-  ;; strip(ptr, len) -> new length; the result is at [ptr, ptr + new length). Needs ptr >= 6464
+  ;; strip(ptr, len) -> new length; the result is at [ptr, ptr + new length). Needs ptr >= 6544
   ;; (past the tables) and 16 bytes of memory after ptr + len.
   (func (export "strip") (param $ptr i32) (param $len i32) (result i32)
     (local $in i32) (local $out i32) (local $end i32) (local $rest i32)
@@ -144,7 +153,7 @@
     (local.set $end (i32.add (local.get $ptr) (local.get $len)))
     (block $done
       (loop $pairs
-        ;; At least 32 bytes left (no underflow: $end >= 6464).
+        ;; At least 32 bytes left (no underflow: $end >= 6544).
         (br_if $done (i32.gt_u (local.get $in) (i32.sub (local.get $end) (i32.const 32))))
         (local.set $x0 (v128.load (local.get $in)))
         (local.set $x1 (v128.load offset=16 (local.get $in)))
@@ -198,29 +207,43 @@
                 (i32.sub (local.get $rest) (i32.const 16)) (local.get $out)))))))
     (i32.sub (local.get $out) (local.get $ptr)))
 
-  ;; gson(ptr, len, max, out) -> the length of the text written at out: the body at [ptr, ptr +
+;; gson(ptr, len, max, out) -> the length of the text written at out: the body at [ptr, ptr +
   ;; len) with Gson's escapes applied and Java's whitespace removed, as canonical.ts's
   ;; withGsonEscapes(body, true, max) makes it; -1 when nothing was escaped, -2 when more than
-  ;; max escapes were (told at the end of the block where it happens). Needs ptr >= 6464 and, at
-  ;; out >= 6464, len + 5 * (max + 16) + 8 bytes that do not overlap the body: each escape writes
+  ;; max escapes were (told at the block where it happens). Needs ptr >= 6544 and, at
+  ;; out >= 6544, len + 5 * (max + 16) + 16 bytes that do not overlap the body: each escape writes
   ;; 6 bytes for one byte (or for U+2028's three), up to 16 escapes past max are written before
-  ;; the block ends, and a store runs up to 8 bytes past the text's end (each byte's entry is
-  ;; stored as 8 bytes, a compressed half as 8 whatever it keeps). What a block or a byte's
-  ;; look-ahead reads past the body (the caller's 16 spare bytes) never reaches the text: a
-  ;; block is loaded whole only where 16 body bytes remain, and U+2028 is matched only within it.
+  ;; the last bytes' refusal, and a store runs up to 16 bytes past the text's end (a compressed
+  ;; segment is stored as two 8-byte halves whatever it keeps). Reads stay within the body and
+  ;; the caller's 16 spare bytes after it, and what is read past the body never reaches the text.
   ;;
-  ;; 16 bytes at a time while 16 remain: a block without a byte to escape, and no E2, is copied
-  ;; whole or compressed as `strip` does (the bulk of an ordinary body); any other block, and
-  ;; the last 0-15 bytes, byte by byte through ADV and ENTRY. A U+2028 at a block's end takes the next
-  ;; block's first bytes with it, so the next block starts where the bytes stopped, unaligned.
+  ;; 16 bytes at a time while 16 remain:
+  ;; - a block without a byte to escape and without E2 is copied whole or compressed as `strip`
+  ;;   does (the bulk of an ordinary body);
+  ;; - any other block, while the two bytes after it are body too, is made from masks: its escapes
+  ;;   (`< > & = '`, and U+2028/9 matched with the two bytes after each E2) and the bytes it drops
+  ;;   (whitespace, and the last two bytes of each U+2028, which may spill into the next block as
+  ;;   $carry); the kept bytes between escapes are compressed and stored a segment at a time, each
+  ;;   escape's 8-byte entry after its segment. One compression per escape, and one more;
+  ;; - the last 17 bytes or fewer, byte by byte without a branch on the byte (see there).
+  ;; A branch per byte's kind, as the first version had, mispredicted on most bytes of a hostile
+  ;; body that mixes kinds at random: 8x one HMAC of the body. This costs about 1.5x at worst.
   (func (export "gson") (param $ptr i32) (param $len i32) (param $max i32) (param $dst i32) (result i32)
     (local $in i32) (local $out i32) (local $end i32) (local $stop i32) (local $escapes i32)
     (local $w i32) (local $b i32) (local $ls i32) (local $adv i32) (local $skip i32)
-    (local $nibble v128) (local $low4 v128) (local $special v128)
+    (local $e i32) (local $lsm i32) (local $cont i32) (local $drop i32) (local $carry i32)
+    (local $seen i32) (local $p i32)
+    (local $nibble v128) (local $low4 v128) (local $special v128) (local $ascii v128)
+    (local $vE2 v128) (local $v80 v128) (local $v01 v128) (local $vA9 v128)
     (local $x v128) (local $n v128) (local $y v128) (local $m i32) (local $lo i32) (local $hi i32)
     (local.set $nibble (v128.load (i32.const 4096)))
     (local.set $low4 (v128.load (i32.const 4112)))
     (local.set $special (v128.load (i32.const 4128)))
+    (local.set $ascii (v128.load (i32.const 6464)))
+    (local.set $vE2 (v128.load (i32.const 6480)))
+    (local.set $v80 (v128.load (i32.const 6496)))
+    (local.set $v01 (v128.load (i32.const 6512)))
+    (local.set $vA9 (v128.load (i32.const 6528)))
     (local.set $in (local.get $ptr))
     (local.set $out (local.get $dst))
     (local.set $end (i32.add (local.get $ptr) (local.get $len)))
@@ -230,12 +253,15 @@
           (then
             (local.set $x (v128.load (local.get $in)))
             (local.set $n (v128.and (local.get $x) (local.get $low4)))
+            ;; CLASSIFY, as in `strip`, and the last bytes of a U+2028 begun in the block before.
+            (local.set $m
+              (i32.or (local.get $carry)
+                (i8x16.bitmask (i8x16.eq (local.get $x) (i8x16.swizzle (local.get $nibble) (local.get $n))))))
             (if (i32.eqz (v128.any_true
                   (i8x16.eq (local.get $x) (i8x16.swizzle (local.get $special) (local.get $n)))))
               (then
+                (local.set $carry (i32.const 0))
                 (local.set $in (i32.add (local.get $in) (i32.const 16)))
-                (local.set $m   ;; CLASSIFY, as in `strip`
-                  (i8x16.bitmask (i8x16.eq (local.get $x) (i8x16.swizzle (local.get $nibble) (local.get $n)))))
                 ;; COMPRESS, as in `strip` (with mask 0 it stores the block as it is)
                 (local.set $lo (i32.and (local.get $m) (i32.const 0xFF)))
                 (local.set $hi (i32.shr_u (local.get $m) (i32.const 8)))
@@ -248,15 +274,90 @@
                 (v128.store64_lane 1 (local.get $out) (local.get $y))
                 (local.set $out (i32.sub (i32.add (local.get $out) (i32.const 8)) (i32.popcnt (local.get $hi))))
                 (br $blocks)))
+            ;; A block with something to escape, where the two bytes after it are body too (a
+            ;; U+2028 at its last lanes is matched on them): its escapes, and the lanes a U+2028
+            ;; drops, as masks; then the kept bytes between escapes are compressed and stored a
+            ;; segment at a time, each escape's 8-byte entry after its segment. One compression
+            ;; per escape and one more, where going byte by byte cost a dozen instructions a byte.
+            (if (i32.le_u (i32.add (local.get $in) (i32.const 18)) (local.get $end))
+              (then
+                (local.set $lsm
+                  (i8x16.bitmask
+                    (v128.and
+                      (v128.and
+                        (i8x16.eq (local.get $x) (local.get $vE2))
+                        (i8x16.eq (v128.load offset=1 (local.get $in)) (local.get $v80)))
+                      (i8x16.eq (v128.or (v128.load offset=2 (local.get $in)) (local.get $v01)) (local.get $vA9)))))
+                (local.set $cont
+                  (i32.or (i32.shl (local.get $lsm) (i32.const 1)) (i32.shl (local.get $lsm) (i32.const 2))))
+                (local.set $drop (i32.and (i32.or (local.get $m) (local.get $cont)) (i32.const 0xFFFF)))
+                (local.set $carry (i32.shr_u (local.get $cont) (i32.const 16)))
+                (local.set $e
+                  (i32.or (local.get $lsm)
+                    (i8x16.bitmask (i8x16.eq (local.get $x) (i8x16.swizzle (local.get $ascii) (local.get $n))))))
+                ;; Counted before anything is written: a refused block writes nothing.
+                (local.set $escapes (i32.add (local.get $escapes) (i32.popcnt (local.get $e))))
+                (if (i32.gt_u (local.get $escapes) (local.get $max)) (then (return (i32.const -2))))
+                (local.set $seen (i32.const 0))
+                (block $segments_done
+                  (loop $segments
+                    (br_if $segments_done (i32.eqz (local.get $e)))
+                    (local.set $p (i32.ctz (local.get $e)))
+                    ;; The segment: lanes after the last escape and before this one, less those dropped.
+                    (local.set $m
+                      (i32.and
+                        (i32.or (i32.or (local.get $drop) (local.get $seen)) (i32.shl (i32.const -1) (local.get $p)))
+                        (i32.const 0xFFFF)))
+                    (local.set $lo (i32.and (local.get $m) (i32.const 0xFF)))
+                    (local.set $hi (i32.shr_u (local.get $m) (i32.const 8)))
+                    (local.set $y
+                      (i8x16.swizzle (local.get $x)
+                        (v128.load64_lane offset=2048 1 (i32.shl (local.get $hi) (i32.const 3))
+                          (v128.load64_zero (i32.shl (local.get $lo) (i32.const 3))))))
+                    (v128.store64_lane 0 (local.get $out) (local.get $y))
+                    (local.set $out (i32.sub (i32.add (local.get $out) (i32.const 8)) (i32.popcnt (local.get $lo))))
+                    (v128.store64_lane 1 (local.get $out) (local.get $y))
+                    (local.set $out (i32.sub (i32.add (local.get $out) (i32.const 8)) (i32.popcnt (local.get $hi))))
+                    ;; The escape: U+2028/9's entry (256 or 257, by its last byte) or the byte's.
+                    (local.set $b (i32.add (local.get $in) (local.get $p)))
+                    (i64.store (local.get $out)
+                      (i64.load offset=4400
+                        (i32.shl
+                          (select
+                            (i32.add (i32.const 256) (i32.and (i32.load8_u offset=2 (local.get $b)) (i32.const 1)))
+                            (i32.load8_u (local.get $b))
+                            (i32.and (i32.shr_u (local.get $lsm) (local.get $p)) (i32.const 1)))
+                          (i32.const 3))))
+                    (local.set $out (i32.add (local.get $out) (i32.const 6)))
+                    ;; Lanes 0 to p are done.
+                    (local.set $seen (i32.shr_u (i32.const -1) (i32.sub (i32.const 31) (local.get $p))))
+                    (local.set $e (i32.and (local.get $e) (i32.sub (local.get $e) (i32.const 1))))
+                    (br $segments)))
+                ;; The lanes after the last escape.
+                (local.set $m (i32.and (i32.or (local.get $drop) (local.get $seen)) (i32.const 0xFFFF)))
+                (local.set $lo (i32.and (local.get $m) (i32.const 0xFF)))
+                (local.set $hi (i32.shr_u (local.get $m) (i32.const 8)))
+                (local.set $y
+                  (i8x16.swizzle (local.get $x)
+                    (v128.load64_lane offset=2048 1 (i32.shl (local.get $hi) (i32.const 3))
+                      (v128.load64_zero (i32.shl (local.get $lo) (i32.const 3))))))
+                (v128.store64_lane 0 (local.get $out) (local.get $y))
+                (local.set $out (i32.sub (i32.add (local.get $out) (i32.const 8)) (i32.popcnt (local.get $lo))))
+                (v128.store64_lane 1 (local.get $out) (local.get $y))
+                (local.set $out (i32.sub (i32.add (local.get $out) (i32.const 8)) (i32.popcnt (local.get $hi))))
+                (local.set $in (i32.add (local.get $in) (i32.const 16)))
+                (br $blocks)))
             (local.set $stop (i32.add (local.get $in) (i32.const 16))))
           (else
             (br_if $done (i32.ge_u (local.get $in) (local.get $end)))
             (local.set $stop (local.get $end))))
-        ;; Byte by byte up to $stop (or two past it, for a U+2028 that starts before it), without a
-        ;; branch on what a byte is: each byte stores its 8-byte ENTRY (itself, or its escape) and
-        ;; advances by its ADV (1, 0 or 6), so the next store overwrites what it does not keep.
-        ;; A hostile body mixes kinds at random, and a branch per kind mispredicted on most
-        ;; bytes: four times the HMAC of the text, where this costs about one.
+        ;; The last 17 bytes or fewer, byte by byte up to $stop (or two past it, for a U+2028
+        ;; that starts before it), without a branch on what a byte is: each byte stores its 8-byte
+        ;; ENTRY (itself, or its escape) and advances by its ADV (1, 0 or 6), so the next store
+        ;; overwrites what it does not keep. The bytes of a U+2028 begun in the block before
+        ;; (carry: lanes 0, or 0 and 1) advance nothing.
+        (local.set $skip (i32.popcnt (local.get $carry)))
+        (local.set $carry (i32.const 0))
         (loop $bytes
           ;; The byte and the three after it, in one load: U+2028/9 is E2 80 A8/A9 within the
           ;; body. Past the body it reads the caller's spare bytes, which the bound test discards.
@@ -286,7 +387,7 @@
           (local.set $escapes (i32.add (local.get $escapes) (i32.eq (local.get $adv) (i32.const 6))))
           (local.set $in (i32.add (local.get $in) (i32.const 1)))
           (br_if $bytes (i32.lt_u (local.get $in) (local.get $stop))))
-        ;; A U+2028 begun at the block's last bytes: the next block starts after it, unaligned.
+        ;; A U+2028 begun at the last bytes: the next block starts after it, unaligned.
         (local.set $in (i32.add (local.get $in) (local.get $skip)))
         (local.set $skip (i32.const 0))
         ;; Counted per block rather than per escape: at most 16 escapes past max are written

@@ -2,10 +2,10 @@
  * The Node build's WebAssembly kernels (strip.wat), one instance over one memory:
  * - Java-`\s` stripping by a SIMD kernel, about ten times the speed of the word-at-a-time
  *   JavaScript in strip.ts;
- * - the Gson fallback's text (Gson's escapes applied, Java's whitespace removed): about three
- *   HMACs of the body on the worst hostile one, where canonical.ts's JavaScript pass costs ten
- *   (a pass that branches on each byte's kind is as slow on a body that mixes kinds at random),
- *   and a fifth of one on an ordinary body.
+ * - the Gson fallback's text (Gson's escapes applied, Java's whitespace removed): about one and
+ *   a half HMACs of the body on the worst hostile one, where canonical.ts's JavaScript pass costs
+ *   ten (a pass that branches on each byte's kind is as slow on a body that mixes kinds at
+ *   random), and a fifth of one on an ordinary body.
  * The JavaScript stays the portable implementation (Cloudflare Workers refuse to compile
  * WebAssembly from bytes at run time, and `node --jitless` has none).
  *
@@ -25,7 +25,7 @@ interface Exports {
 const PAGE = 65536
 /**
  * `strip` reads the last, partial block as a whole 16-byte block; `gson` reads up to 3 bytes
- * past the body and stores up to 8 past its text's end. 16 spare bytes serve both.
+ * past the body and stores up to 16 past its text's end. 16 spare bytes serve both.
  */
 const SLACK = 16
 
