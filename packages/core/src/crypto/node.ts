@@ -1,8 +1,8 @@
 import * as crypto from 'node:crypto'
+import { stripModule } from '#strip-module'
 import { containsAnyByte } from '../bytes-platform/node.ts'
-import { stripJavaWhitespace } from '../strip.ts'
 import type { CryptoBackend, HmacKey } from './types.ts'
-import { createWasmStrip, type TransientStrip, WASM_STRIP_MAX } from './wasm-strip.ts'
+import { createStripper } from './wasm-strip.ts'
 
 /** SHA-256's block size: the HMAC key is padded (or first hashed) to it. */
 const BLOCK = 64
@@ -61,7 +61,8 @@ function bytesOf(digest: string): Uint8Array {
   return out
 }
 
-let wasmStrip: TransientStrip | undefined
+/** The WebAssembly kernel up to 1 MiB, the portable JavaScript above it or without WebAssembly. */
+const stripper = createStripper(stripModule)
 
 /** Java's `\s`, the most frequent first: a body with a space is told after a short search. */
 const JAVA_WHITESPACE_BYTES = [0x20, 0x0a, 0x09, 0x0d, 0x0b, 0x0c]
@@ -77,11 +78,7 @@ const hasJavaWhitespace = (body: Uint8Array) => containsAnyByte(body, JAVA_WHITE
  * overwrites: so it is hashed right here, synchronously, and never handed out.
  */
 function transientCanonical(body: Uint8Array): Uint8Array {
-  if (!hasJavaWhitespace(body)) return body
-  if (body.length > WASM_STRIP_MAX) return stripJavaWhitespace(body)
-  // Compiled on first use, not at import: most deliveries never need it.
-  wasmStrip ??= createWasmStrip() ?? stripJavaWhitespace
-  return wasmStrip(body)
+  return hasJavaWhitespace(body) ? stripper.strip(body) : body
 }
 
 /**
@@ -138,6 +135,7 @@ export const backend: CryptoBackend = {
   canonicalSha256: async (body) => canonicalSha256Now(body),
   canonicalSha256Sync: (body) => canonicalSha256Now(body),
   sha256Sync: (data) => sha256Now(data),
+  stripper: () => stripper.kind(),
   // The asynchronous form runs on libuv's thread pool, so a slow derivation never blocks requests.
   pbkdf2Sha256: (password, salt, iterations) =>
     new Promise((resolve, reject) => {

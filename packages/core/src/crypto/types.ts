@@ -1,3 +1,5 @@
+import type { StripperKind } from './wasm-strip.ts'
+
 /** An imported HMAC-SHA256 key: a `CryptoKey` on the Web build, the key bytes on Node. */
 export type HmacKey = object
 
@@ -24,6 +26,8 @@ export interface CryptoBackend {
   canonicalSha256Sync?: (body: Uint8Array) => Uint8Array
   /** SHA-256 of `data`, synchronously, where `canonicalSha256Sync` is: the fingerprint of a mode that signs nothing. */
   sha256Sync?: (data: Uint8Array) => Uint8Array
+  /** Which stripper `canonicalHmac` and `canonicalSha256` use for bodies up to 1 MiB on this runtime. */
+  stripper(): StripperKind
   /** PBKDF2-HMAC-SHA256, 32 bytes: deliberately slow, off the event loop where the platform allows. */
   pbkdf2Sha256(password: Uint8Array, salt: Uint8Array, iterations: number): Promise<Uint8Array>
 }
