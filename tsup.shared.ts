@@ -1,4 +1,8 @@
+import { copyFile, mkdir } from 'node:fs/promises'
+import path from 'node:path'
 import type { Options } from 'tsup'
+
+type Plugin = NonNullable<Options['esbuildPlugins']>[number]
 
 interface PackageBuild {
   /** Entry files, relative to the package: built as ESM and CommonJS, with type declarations. */
@@ -9,8 +13,10 @@ interface PackageBuild {
    */
   bin?: string[]
   /**
-   * Build twice: a Node bundle (resolving `#crypto` and `#bytes` with the `node` condition) and a Web
-   * bundle for every other runtime. The package's export conditions pick between them.
+   * Build three times: a Node bundle (resolving `#crypto` and `#bytes` with the `node` condition), a
+   * Web bundle for every other runtime, and an edge bundle (ESM only) for Cloudflare Workers and
+   * Vercel's edge, where `.wasm?module` imports stay imports. The package's export conditions
+   * pick between them.
    */
   conditional?: boolean
 }
@@ -27,6 +33,33 @@ const common = {
   external: [/^cloudflare:/],
   tsconfig: '../../tsconfig.build.json',
 } satisfies Options
+
+const WASM_MODULE = '?module'
+
+/**
+ * The edge build's `.wasm?module` imports stay imports, for the bundler that builds the user's
+ * Worker or edge function to link the file in as a compiled WebAssembly module (wrangler does
+ * for `*.wasm` and `*.wasm?module`, Next.js and Vercel for `*.wasm?module`); the file itself is
+ * copied beside the output, where the import finds it.
+ */
+function wasmModules(outDir: string): Plugin {
+  return {
+    name: 'wasm-modules',
+    setup(build) {
+      const files = new Set<string>()
+      build.onResolve({ filter: /\.wasm\?module$/ }, (args) => {
+        const file = path.join(args.resolveDir, args.path.slice(0, -WASM_MODULE.length))
+        files.add(file)
+        // Every chunk of a build lands in its output folder itself, so one relative path serves all.
+        return { path: `./${path.basename(file)}${WASM_MODULE}`, external: true }
+      })
+      build.onEnd(async () => {
+        await mkdir(outDir, { recursive: true })
+        for (const file of files) await copyFile(file, path.join(outDir, path.basename(file)))
+      })
+    },
+  }
+}
 
 /** The one build policy every package shares; a package names its entries and nothing else. */
 export function buildPackage({ entry, bin = [], conditional = false }: PackageBuild): Options[] {
@@ -67,6 +100,19 @@ export function buildPackage({ entry, bin = [], conditional = false }: PackageBu
       esbuildOptions: (o) => {
         o.conditions = ['worker', 'browser']
       },
+    },
+    {
+      ...shared,
+      // What wrangler and Next.js build a Worker or an edge function from: ESM.
+      format: ['esm'],
+      entry,
+      outDir: 'dist/edge',
+      clean: true,
+      platform: 'neutral',
+      esbuildOptions: (o) => {
+        o.conditions = ['workerd', 'worker', 'browser']
+      },
+      esbuildPlugins: [wasmModules('dist/edge')],
     },
   ]
 }

@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config'
 import { chromiumAvailability } from './testkit/src/chromium.ts'
 import { redisAvailability } from './testkit/src/redis-server.ts'
-import { webResolution } from './vitest.shared.ts'
+import { wasmModuleImports, webResolution } from './vitest.shared.ts'
 
 // The `redis` project needs a real Redis. Without one it is left out, with one line that says so
 // and how to run it; `pnpm test:redis` then fails instead of passing empty.
@@ -22,6 +22,7 @@ export default defineConfig({
       // The core once more on its Web build, so the default export condition is exercised too.
       {
         ...webResolution,
+        plugins: [wasmModuleImports],
         test: { name: 'core-web', root: 'packages/core', include: ['test/**/*.test.ts'], env: { EXPECTED_CRYPTO: 'web' } },
       },
     ],

@@ -27,9 +27,30 @@ const NODE_TARGETS: Record<string, number> = {
   'pretty-64KiB': 1.5,
   'pretty-1MiB': 1.5,
 }
-/** Target 2: the Web build's ratio to the runtime's own `crypto.subtle.sign`. */
+/**
+ * Target 2: the Web build's ratio to the runtime's own `crypto.subtle.sign` (the edge build's
+ * inside workerd): compact bodies within 1.2× on Node 24, Bun and Deno; every shape at 64 KiB and
+ * 1 MiB within 1.5× inside workerd, and the bodies with whitespace within 1.5× on the three others.
+ */
 const WEB_TARGET = 1.2
 const WEB_TARGET_RUNTIMES = ['node v24', 'bun', 'deno']
+const WEB_STRIP_TARGET = 1.5
+const WEB_STRIP_SIZES = ['64 KiB', '1 MiB']
+const EDGE_RUNTIME = 'workerd'
+
+function webTarget(runtime: string, shape: Shape, sizeLabel: string): number | undefined {
+  const large = WEB_STRIP_SIZES.includes(sizeLabel)
+  if (runtime.startsWith(EDGE_RUNTIME)) return large ? WEB_STRIP_TARGET : undefined
+  if (!WEB_TARGET_RUNTIMES.some((r) => runtime.startsWith(r))) return undefined
+  if (shape === 'compact') return WEB_TARGET
+  return large ? WEB_STRIP_TARGET : undefined
+}
+
+const STRIPPERS: Record<string, string> = {
+  'wasm-import': 'kernel, imported .wasm',
+  'wasm-bytes': 'kernel, from bytes',
+  js: 'JavaScript',
+}
 /** Target 4: server CPU per request, `webhook()` over the usual JSON parser. */
 const HTTP_TARGETS: Record<string, number> = { express4: 1.05, express5: 1.05, koa3: 1.05, hono: 1.1 }
 /**
@@ -112,33 +133,50 @@ function microTables(results: PayloadResult[], misses: Miss[]): string {
 
 function webTable(runs: NonNullable<Figures['web']>, misses: Miss[]): string {
   const rows: string[][] = []
+  const withBaseline = runs.some((run) => run.results.some((p) => p.candidates.some((c) => c.name === 'hookguard-baseline')))
   for (const run of runs) {
-    const targeted = WEB_TARGET_RUNTIMES.some((r) => run.runtime.startsWith(r))
+    const build = run.runtime.startsWith(EDGE_RUNTIME) ? 'edge' : 'Web'
+    const stripper = run.stripper === undefined ? build : `${build}; ${STRIPPERS[run.stripper] ?? run.stripper}`
     for (const p of run.results) {
       const ours = find(p, 'hookguard-web')
-      const judged = targeted && p.shape === 'compact'
-      if (judged && ours.ratio > WEB_TARGET) {
+      const target = webTarget(run.runtime, p.shape, p.sizeLabel)
+      if (target !== undefined && ours.ratio > target) {
         misses.push({
           target: '2',
-          what: `${run.runtime}, ${SHAPE_LABELS[p.shape]} at ${p.sizeLabel}: ${x(ours.ratio)} of crypto.subtle.sign, target ≤ ${x(WEB_TARGET)}`,
+          what: `${run.runtime}, ${SHAPE_LABELS[p.shape]} at ${p.sizeLabel}: ${x(ours.ratio)} of crypto.subtle.sign, target ≤ ${x(target)}`,
         })
       }
+      const before = p.candidates.find((c) => c.name === 'hookguard-baseline')
       rows.push([
         run.runtime,
+        stripper,
         SHAPE_LABELS[p.shape],
         p.sizeLabel,
         us(find(p, 'floor').ns),
         `**${x(ours.ratio)}** (${ours.q1.toFixed(2)}–${ours.q3.toFixed(2)})`,
-        judged ? verdict(ours.ratio, WEB_TARGET) : 'no target',
+        ...(withBaseline ? [before === undefined ? '' : `${x(before.ratio)} (${before.q1.toFixed(2)}–${before.q3.toFixed(2)})`] : []),
+        target === undefined ? 'no target' : verdict(ours.ratio, target),
       ])
     }
   }
   return [
     '### Target 2: the Web build against the runtime’s own `crypto.subtle.sign` (cached key)',
     '',
-    'The target is judged on compact bodies on Node 24, Bun and Deno; other shapes (which need a copy without whitespace) and Node 20 are for reference.',
+    `Inside workerd (miniflare, a bundled Worker without \`nodejs_compat\`) the build is the edge one, whose kernel comes from the \`.wasm\` module the bundle links in; the build and the stripper that ran are in the second column. Judged: every body shape at 64 KiB and 1 MiB within ${x(WEB_STRIP_TARGET)} inside workerd; on Node 24, Bun and Deno compact bodies within ${x(WEB_TARGET)} and the shapes with whitespace at 64 KiB and 1 MiB within ${x(WEB_STRIP_TARGET)}. 1 KiB elsewhere and Node 20 are for reference.${withBaseline ? ' The column before is another build of the core (`--baseline`), measured in the same rounds: its ratio to the same floor.' : ''}`,
     '',
-    table(['runtime', 'body', 'size', 'subtle.sign', 'hookguard (Web build)', 'target 2'], rows),
+    table(
+      [
+        'runtime',
+        'build; stripper',
+        'body',
+        'size',
+        'subtle.sign',
+        'hookguard',
+        ...(withBaseline ? ['before (baseline build)'] : []),
+        'target 2',
+      ],
+      rows,
+    ),
   ].join('\n')
 }
 
@@ -491,6 +529,7 @@ ${Object.entries(figures.versions)
 pnpm install && pnpm build
 pnpm bench                  # everything, about 45 minutes; rewrites this page
 pnpm bench --only micro     # or web, http, instructions, memory, adversarial, inspect: one part; the others keep their last figures
+pnpm bench --only web --baseline=<folder>   # the Web build beside another one (a copy of its dist/web), in the same rounds
 pnpm bench --quick          # CI smoke: short runs, prints the tables, writes nothing
 \`\`\`
 
@@ -500,7 +539,7 @@ pnpm bench --quick          # CI smoke: short runs, prints the tables, writes no
 - **Floor**: \`createHmac('sha256', key).update(bytes).digest('hex')\` over the raw bytes, key imported once (a \`KeyObject\`). On the Web build: \`await crypto.subtle.sign('HMAC', key, bytes)\` with a cached \`CryptoKey\`.
 - **Peers**, each handed the same bytes as a \`Buffer\` and a valid signature made its own way (fresh timestamps every round): \`@octokit/webhooks-methods\` \`verify\` (takes only a string, so the call includes \`buffer.toString('utf8')\`), \`stripe\` \`webhooks.signature.verifyHeader\` (\`t=…,v1=…\`, tolerance 300 s), \`standardwebhooks\` \`verify\` (base64 \`whsec_\` key, \`webhook-id/-timestamp/-signature\`, \`jsonParse: false\`), \`svix\` \`verify\` (\`svix-*\` headers; it always parses the JSON, and has no option not to).
 - **Timing** (bench/measure.ts): our own loop, not tinybench, because tinybench finishes one task before starting the next, so drift on a shared machine lands on one candidate. Here each round measures every candidate once, in an order rotated every round, each batch ${figures.quick ? 'a few' : '25'} ms of back-to-back calls after a forced collection, and every ratio divides by the floor of the same round; the figure is the median over ${figures.micro?.results[0]?.candidates[0]?.rounds ?? 15} rounds (${figures.web?.[0]?.results[0]?.candidates[0]?.rounds ?? 31} for the Web build, whose \`subtle.sign\` calls are scheduled on a worker thread and swing more), after a warm-up. Every call's result is checked, so nothing is optimised away and every signature really verified. \`performance.now()\` is the clock everywhere (batches last milliseconds, and the same file runs on Bun and Deno).
-- **Builds**: the built packages are measured (\`dist\`, rebuilt by the script when older than \`src\`), the Node build through the package's \`node\` condition, the Web build by path on Node 24, Bun and Deno.
+- **Builds**: the built packages are measured (\`dist\`, rebuilt by the script when older than \`src\`), the Node build through the package's \`node\` condition, the Web build by path on Node 24, Bun and Deno, and the edge build inside workerd: bench/web-workerd.ts bundles a Worker as wrangler does (the \`workerd\` condition, strip.wasm linked in as a compiled module) and runs it through miniflare, where the clock ticks in whole milliseconds, so its batches last 50 ms.
 - **HTTP** (bench/http.ts, bench/http-server.ts): both servers of a framework run in child processes on loopback; autocannon runs in the parent. Each slice of load reads the server's \`process.cpuUsage()\` over IPC before and after; CPU per request is the difference over the requests completed. The servers take turns in slices, rotated every turn, after a warm-up of each; see the table's text. Every response is checked (a 500 means the handler did not get the payload).
 - **HTTP, counted** (bench/instructions.ts): the floor and \`webhook()\` servers under Valgrind's callgrind, two processes of each; see the table's text.
 - **Memory** (bench/memory.ts): see its table.

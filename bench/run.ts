@@ -4,13 +4,15 @@
  *
  * Flags: `--quick` (the CI smoke: short, prints only, writes nothing), `--only micro|web|http|instructions|memory|adversarial|inspect`
  * (repeatable; a full run of one part keeps the other parts' figures from docs/benchmarks.json),
+ * `--baseline=<folder>` (the web part measures another build of the core beside this one, in the
+ * same rounds: a copy of a `dist/web` folder, e.g. of the commit before a change),
  * `--no-build` (skip rebuilding stale packages), `--report` (measure nothing: rewrite the page from
  * docs/benchmarks.json and bench/notes.md).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, release, totalmem } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, staleBuilds } from '@hookguard/testkit/builds'
 import type { AdversarialFigures } from './adversarial.ts'
@@ -34,9 +36,13 @@ type Part = (typeof PARTS)[number]
 const onlyArgs = argv.flatMap((a, i) => (a === '--only' ? [argv[i + 1]] : a.startsWith('--only=') ? [a.slice(7)] : []))
 const parts: Part[] = onlyArgs.length === 0 ? [...PARTS] : PARTS.filter((p) => onlyArgs.includes(p))
 if (onlyArgs.some((p) => !PARTS.includes(p as Part))) throw new Error(`bench: --only takes ${PARTS.join(', ')}`)
+const baselineArg = argv.find((a) => a.startsWith('--baseline='))
+const baselineFlag = baselineArg === undefined ? [] : [`--baseline=${resolve(baselineArg.slice('--baseline='.length))}`]
 
 export interface WebRun {
   runtime: string
+  /** Which stripper the build used there (`whitespaceStripper()`). */
+  stripper?: string
   results: PayloadResult[]
 }
 
@@ -95,6 +101,7 @@ const quickFlag = quick ? ['--quick'] : []
 const BUILT_FILES = [
   'core/dist/node/index.js',
   'core/dist/web/index.js',
+  'core/dist/edge/index.js',
   'express/dist/index.js',
   'koa/dist/index.js',
   'hono/dist/index.js',
@@ -124,7 +131,7 @@ async function withRetry<T>(label: string, run: () => Promise<T>): Promise<T> {
 /** Rebuilds the measured packages whose build is older than their source. */
 function ensureBuilt() {
   const stale = staleBuilds({
-    core: ['dist/node/index.js', 'dist/web/index.js'],
+    core: ['dist/node/index.js', 'dist/web/index.js', 'dist/edge/index.js'],
     express: ['dist/index.js'],
     koa: ['dist/index.js'],
     hono: ['dist/index.js'],
@@ -250,12 +257,16 @@ async function main() {
   if (parts.includes('web')) {
     const web: WebRun[] = []
     const script = join(BENCH, 'web.ts')
+    const flags = [...quickFlag, ...baselineFlag]
+    const node24 = join(RUNTIMES, 'node24', 'bin', 'node')
     const runs: [string, string, string[], string?][] = [
-      ['web on Node 24', join(RUNTIMES, 'node24', 'bin', 'node'), ['--no-warnings', '--expose-gc', script, ...quickFlag]],
-      ['web on Bun', join(RUNTIMES, '.bin', 'bun'), [script, ...quickFlag]],
+      // The edge build in a bundled Worker; miniflare needs Node 22 or later.
+      ['web in workerd', node24, ['--no-warnings', join(BENCH, 'web-workerd.ts'), ...flags]],
+      ['web on Node 24', node24, ['--no-warnings', '--expose-gc', script, ...flags]],
+      ['web on Bun', join(RUNTIMES, '.bin', 'bun'), [script, ...flags]],
       // Deno reads the nearest package.json, so it starts from the bench package's folder.
-      ['web on Deno', join(RUNTIMES, '.bin', 'deno'), ['run', '--allow-read', '--v8-flags=--expose-gc', script, ...quickFlag], BENCH],
-      ['web on Node 20', process.execPath, nodeTs('web.ts', quickFlag)],
+      ['web on Deno', join(RUNTIMES, '.bin', 'deno'), ['run', '--allow-read', '--v8-flags=--expose-gc', script, ...flags], BENCH],
+      ['web on Node 20', process.execPath, nodeTs('web.ts', flags)],
     ]
     for (const [label, command, args, cwd] of runs) {
       web.push(await withRetry(label, () => runChild<WebRun>(label, command, args, { timeoutS: 90 * scale, ...(cwd ? { cwd } : {}) })))

@@ -1,24 +1,20 @@
 /**
- * Target 2: the Web build (Web Crypto) against the runtime's own `crypto.subtle.sign` with a
- * cached key, over the same bytes. Runs unchanged on Node 24, Bun and Deno (and on Node 20 through
- * tsx); started by run.ts, or alone, e.g. `bun bench/web.ts [--quick]`.
+ * Target 2 on Node 24, Bun and Deno (and on Node 20 through tsx): the Web build against the
+ * runtime's own `crypto.subtle.sign` (web-suite.ts). Started by run.ts, or alone, e.g.
+ * `bun bench/web.ts [--quick] [--baseline=<folder of another Web build>]`; web-workerd.ts runs the
+ * same inside workerd.
  *
  * It imports the built Web entry by path: on Node the package's `node` condition would pick the
- * node:crypto build, and the Web build is what Bun, Deno and Workers users get.
+ * node:crypto build, and the Web build is what a bundler for the `worker` or `browser` condition gives.
  */
 
-import { allPayloads } from '@hookguard/testkit/payload'
-import { type Candidate, measure, RESULT_PREFIX } from './measure.ts'
+import { RESULT_PREFIX } from './measure.ts'
+import { benchWeb, type WebCore } from './web-suite.ts'
 
-interface WebCore {
-  sign(body: Uint8Array, secret: string): Promise<string>
-  verifySignature(body: Uint8Array, header: string, secrets: string): Promise<boolean>
-}
-
-const SECRET = 'hookguard-bench-secret-7d1e4c2b9a'
-// A variable specifier keeps TypeScript from resolving the untyped build file.
-const entry = new URL('../packages/core/dist/web/index.js', import.meta.url).href
-const core = (await import(entry)) as WebCore
+// A variable specifier keeps TypeScript from resolving the untyped build files.
+const build = new URL('../packages/core/dist/web/', import.meta.url)
+const core = (await import(new URL('index.js', build).href)) as WebCore
+const { whitespaceStripper } = (await import(new URL('adapter.js', build).href)) as { whitespaceStripper(): string }
 
 const g = globalThis as {
   Deno?: { args: string[]; version: { deno: string } }
@@ -27,34 +23,13 @@ const g = globalThis as {
 }
 const args = g.Deno?.args ?? g.process?.argv ?? []
 const quick = args.includes('--quick')
+const baselineDir = args.find((arg) => arg.startsWith('--baseline='))?.slice('--baseline='.length)
 const runtime = g.Deno ? `deno ${g.Deno.version.deno}` : g.Bun ? `bun ${g.Bun.version}` : `node ${g.process?.version}`
+const log = (line: string) => console.error(`web (${runtime}): ${line}`)
 
-const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+// An absolute path (run.ts resolves it).
+const baseline = baselineDir === undefined ? undefined : ((await import(`file://${baselineDir.replace(/\/$/, '')}/index.js`)) as WebCore)
 
-const candidates: Candidate[] = [
-  {
-    name: 'floor',
-    async prepare({ bytes }) {
-      const data = bytes as Uint8Array<ArrayBuffer>
-      return { async: true, call: () => crypto.subtle.sign('HMAC', key, data) }
-    },
-  },
-  {
-    name: 'hookguard-web',
-    async prepare({ bytes }) {
-      const header = await core.sign(bytes, SECRET)
-      return { async: true, call: () => core.verifySignature(bytes, header, SECRET) }
-    },
-  },
-]
-
-// Twice the micro benchmark's rounds: `subtle.sign` runs on a worker thread, so at 1 KiB and
-// 64 KiB its time is mostly the scheduling of that job, and single rounds swing by ±50 %.
-const results = await measure(allPayloads(quick ? ['compact'] : ['compact', 'pretty', 'gson']), candidates, {
-  rounds: quick ? 5 : 31,
-  batchMs: quick ? 4 : 25,
-  warmupMs: quick ? 30 : 250,
-  floor: 'floor',
-  log: (line) => console.error(`web (${runtime}): ${line}`),
-})
-console.log(RESULT_PREFIX + JSON.stringify({ runtime, results }))
+const stripper = whitespaceStripper()
+const results = await benchWeb({ core, baseline, quick, log })
+console.log(RESULT_PREFIX + JSON.stringify({ runtime, stripper, results }))

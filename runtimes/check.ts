@@ -16,6 +16,7 @@ const build = args.build
 if (build !== 'node' && build !== 'web') throw new TypeError('check.ts: pass --build=node or --build=web')
 
 const reference: { sign?: unknown } = await import(new URL(`../packages/core/dist/${build}/index.js`, import.meta.url).href)
-const tally = await runPortable({ build, reference, mockUrl: args.mock })
+// Both builds compile the WebAssembly kernel from its bytes on Bun and Deno.
+const tally = await runPortable({ build, reference, mockUrl: args.mock, stripper: 'wasm-bytes' })
 await checkServed(tally, runtimeName())
 process.exit(tally.report(`${runtimeName()} (${build} build)`) === 0 ? 0 : 1)

@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { sign } from '@hookguard/core'
 import { Miniflare, type MiniflareOptions } from 'miniflare'
-import { bundleWorker } from './bundle.ts'
+import { bundleWorker, type WorkerModule, workerModules } from './bundle.ts'
 import { parseArgs } from './suite/args.ts'
 import { DEDUPE_SECRET, DEFAULT_SHARDS, HONO_SHARDS, type LedgerCounts, type TestPayload } from './suite/dedupe.ts'
 import { assert, Tally } from './suite/reply.ts'
@@ -53,18 +53,18 @@ interface Stats {
   answers: Map<string, Answers>
 }
 
-let script = ''
+let modules: WorkerModule[] = []
 let mf: Miniflare | undefined
 let origin = ''
 
 try {
   await tally.check(
-    'the Worker bundles for workerd: the packages’ Web builds, no Node built-in, only cloudflare: imports left',
+    'the Worker bundles for workerd: the core’s edge build, no Node built-in, only cloudflare: imports and its WebAssembly module left',
     async () => {
-      script = await readFile(await bundleWorker(out, 'dedupe-worker.ts'), 'utf8')
+      modules = await workerModules(await bundleWorker(out, 'dedupe-worker.ts'))
     },
   )
-  if (script !== '') {
+  if (modules.length > 0) {
     await tally.check('the Worker loads in workerd with its Durable Objects, without nodejs_compat', async () => {
       mf = new Miniflare(options())
       origin = (await mf.ready).origin
@@ -80,9 +80,8 @@ process.exitCode = tally.report('workerd (Durable Object dedupe)') === 0 ? 0 : 1
 
 function options(): MiniflareOptions {
   return {
-    // The script's text, not its path: the bundle lives in a temporary folder outside this one.
-    script,
-    modules: true,
+    // The script and the core's strip.wasm, as wrangler uploads them.
+    modules,
     compatibilityDate: COMPATIBILITY_DATE,
     // No `nodejs_compat`: the store and the adapters must run without it.
     compatibilityFlags: [],

@@ -6,7 +6,7 @@ import { build } from 'esbuild'
 import { Miniflare } from 'miniflare'
 import { deliverAll, type Emulator, ENV } from '../scripts/lib/snippet-deliveries.ts'
 import { extractAll, readmeFiles, type Snippet } from '../scripts/lib/snippets.ts'
-import { WORKER_BUNDLE } from './bundle.ts'
+import { assertEdgeBuild, compiledWasm, WORKER_BUNDLE, type WorkerModule } from './bundle.ts'
 import type { Tally } from './suite/reply.ts'
 
 // The READMEs' Workers (`<!-- snippet: file env=workers deliver=… -->`, compiled by
@@ -81,10 +81,8 @@ function durableObjects(config: WranglerConfig): Record<string, { className: str
 }
 
 async function runWorker(snippet: Snippet, config: WranglerConfig): Promise<void> {
-  const script = await bundle(snippet)
   const mf = new Miniflare({
-    script,
-    modules: true,
+    modules: await bundle(snippet),
     compatibilityDate: config.compatibility_date,
     compatibilityFlags: config.compatibility_flags ?? [],
     // What `wrangler secret put` and .dev.vars would give it.
@@ -108,16 +106,27 @@ async function runWorker(snippet: Snippet, config: WranglerConfig): Promise<void
   }
 }
 
-/** The snippet as wrangler would bundle it: ESM, the Worker conditions, no Node built-ins. */
-async function bundle(snippet: Snippet): Promise<string> {
+/**
+ * The snippet as wrangler would bundle it: ESM, the Worker conditions, no Node built-ins, the core's
+ * edge build with its WebAssembly module; as miniflare takes it, the script and that module.
+ */
+async function bundle(snippet: Snippet): Promise<WorkerModule[]> {
+  const wasm = new Map<string, string>()
   const result = await build({
     stdin: { contents: snippet.code, loader: 'ts', resolveDir: here, sourcefile: `${snippet.id}.ts` },
     ...WORKER_BUNDLE,
+    plugins: [compiledWasm(wasm)],
     write: false,
   })
-  const inputs = Object.keys(result.metafile.inputs)
-  if (!inputs.some((file) => file.endsWith('packages/core/dist/web/index.js'))) {
-    throw new Error(`the bundle does not hold the core's Web build: ${inputs.filter((f) => f.includes('packages/')).join(', ')}`)
-  }
-  return result.outputFiles[0]?.text ?? ''
+  assertEdgeBuild(result.metafile, wasm)
+  return [
+    { type: 'ESModule', path: 'worker.mjs', contents: result.outputFiles[0]?.text ?? '' },
+    ...(await Promise.all(
+      [...wasm].map(async ([name, file]) => ({
+        type: 'CompiledWasm' as const,
+        path: name,
+        contents: new Uint8Array(await readFile(file)),
+      })),
+    )),
+  ]
 }

@@ -4,24 +4,28 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { bundleWorker } from './bundle.ts'
+import { bundleForNode, bundleWorker } from './bundle.ts'
 import { parseArgs } from './suite/args.ts'
 import { MOCK_APP } from './suite/mock-app.ts'
 
 // `pnpm test:runtimes` (after `pnpm build`): the runtime matrix of issues 6 and 8.
 //
 //   Node 22, 24    vitest's conformance project (Express, Koa, Fastify, Hono, a Fetch handler); with --all, every project
+//   Node 24, Web   the core's Web build (the `worker` condition): its stripper (the WebAssembly kernel compiled
+//                  from bytes; with --jitless, the portable JavaScript), Web Crypto's copy at the call, the
+//                  service's signatures (node-web.ts, bundled, since --jitless cannot strip types)
 //   Bun, Deno      core vectors, the conformance table in process (Hono, fetch handler), the client: once on
 //                  the core build the runtime picks itself (node), once with the Worker
 //                  condition (web); each asserts which build it loaded. Then both apps
 //                  behind the runtime's own server (Bun.serve, Deno.serve) over a raw socket:
 //                  Content-Length as its parser passes it on, and the connection after a refusal
-//   workerd        the same inside a Worker (Web build, no nodejs_compat), and the table over HTTP;
+//   workerd        the same inside a Worker (the edge build, its kernel from the strip.wasm module the bundle
+//                  links in; no nodejs_compat), and the table over HTTP;
 //                  then, in a Worker of its own, the Durable Object dedupe store (@hookguard/cloudflare)
 //                  behind the Hono app and a fetch handler: concurrent copies, failing handlers,
 //                  objects and workerd restarted, alarms (dedupe-workerd.ts)
 //
-// Node 20 is `pnpm test`. Options: --only=bun,deno (runtime names), --all (every vitest project),
+// Node 20 is `pnpm test`. Options: --only=bun,deno (runtime names; node-web for Node's Web-build jobs alone), --all (every vitest project),
 // --timeout=<seconds for the whole run, default 600>, --keep (keep the bundle and logs), --verbose.
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -38,7 +42,7 @@ const quiet = { NO_COLOR: '1', FORCE_COLOR: '0', DENO_NO_UPDATE_CHECK: '1', DO_N
 
 interface Job {
   runtime: string
-  build: 'src' | 'node' | 'web'
+  build: 'src' | 'node' | 'web' | 'edge'
   suite: string
   /** Jobs in one lane run one after another; the two lanes run side by side (two cores). */
   lane: 'vitest' | 'checks'
@@ -49,6 +53,8 @@ interface Job {
   timeout: number
   /** Runs the bundled Worker (`{worker}` in `args`); fails if bundling did. */
   needsWorker?: true
+  /** Runs the bundled node-web.ts (`{node-web}` in `args`); fails if bundling did. */
+  needsNodeWeb?: true
   /** Passed and failed counts, from the output or the files it wrote. */
   count(output: string): Promise<Counts | undefined>
 }
@@ -70,6 +76,7 @@ interface Result {
 const REQUIRED_DIST = [
   'core/dist/node/index.js',
   'core/dist/web/index.js',
+  'core/dist/edge/index.js',
   'hono/dist/index.js',
   'fetch/dist/index.js',
   'cloudflare/dist/index.js',
@@ -121,8 +128,17 @@ try {
 } catch (error) {
   bundleError = error instanceof Error ? error.message : String(error)
 }
+let nodeWeb: string | undefined
+let nodeWebError: string | undefined
+try {
+  nodeWeb = await bundleForNode(out, 'node-web.ts')
+} catch (error) {
+  nodeWebError = error instanceof Error ? error.message : String(error)
+}
 
-const jobs = matrix().filter((job) => only === undefined || only.some((name) => job.runtime.startsWith(name)))
+// A runtime's name picks all its jobs; `node-web` (name-build) picks the one build's.
+const picked = (job: Job, name: string) => job.runtime.startsWith(name) || `${job.runtime.split(' ')[0]}-${job.build}` === name
+const jobs = matrix().filter((job) => only === undefined || only.some((name) => picked(job, name)))
 const results = await Promise.all(
   (['vitest', 'checks'] as const).map(async (lane) => {
     const done: Result[] = []
@@ -196,7 +212,7 @@ function matrix(): Job[] {
       },
     }
   }
-  const checks = (runtime: string, build: 'node' | 'web', command: string, argv: string[], needsWorker = false): Job => ({
+  const checks = (runtime: string, build: 'node' | 'web' | 'edge', command: string, argv: string[], needsWorker = false): Job => ({
     runtime,
     build,
     suite: needsWorker ? `${portable}; both tables over HTTP` : `${portable}; both on its server (raw socket)`,
@@ -209,23 +225,38 @@ function matrix(): Job[] {
     count: closingLine,
   })
 
+  const webOnNode = (jitless: boolean): Job => ({
+    runtime: `node ${version('node24')}${jitless ? ' --jitless' : ''}`,
+    build: 'web',
+    suite: `the stripper (${jitless ? 'JavaScript, no WebAssembly' : 'WebAssembly from bytes'}), Web Crypto's copy at the call, core vectors`,
+    lane: 'checks',
+    command: bin('node24', 'bin/node'),
+    args: [...(jitless ? ['--jitless'] : []), '{node-web}', `--stripper=${jitless ? 'js' : 'wasm-bytes'}`],
+    cwd: here,
+    timeout: 60_000,
+    needsNodeWeb: true,
+    count: closingLine,
+  })
+
   return [
     vitest('node22'),
     vitest('node24'),
+    webOnNode(false),
+    webOnNode(true),
     checks(`bun ${version('bun')}`, 'node', bun, ['check.ts', '--build=node', mockArg]),
     checks(`bun ${version('bun')}`, 'web', bun, ['--conditions=worker', 'check.ts', '--build=web', mockArg]),
     checks(`deno ${version('deno')}`, 'node', deno, [...denoFlags, 'check.ts', '--build=node', mockArg]),
     checks(`deno ${version('deno')}`, 'web', deno, [...denoFlags, '--conditions=worker', 'check.ts', '--build=web', mockArg]),
     checks(
       `workerd (miniflare ${version('miniflare')})`,
-      'web',
+      'edge',
       bin('node24', 'bin/node'),
       [path.join(here, 'workerd.ts'), '--worker={worker}', mockArg],
       true,
     ),
     {
       runtime: `workerd (miniflare ${version('miniflare')})`,
-      build: 'web',
+      build: 'edge',
       suite: 'Durable Object dedupe: Hono and fetch handler over HTTP, concurrent copies, objects and workerd restarted, alarms',
       lane: 'checks',
       command: bin('node24', 'bin/node'),
@@ -242,9 +273,12 @@ async function run(job: Job): Promise<Result> {
   if (job.needsWorker && worker === undefined) {
     return { job, status: 'failed', seconds: 0, log: `bundling the Worker failed: ${bundleError}` }
   }
+  if (job.needsNodeWeb && nodeWeb === undefined) {
+    return { job, status: 'failed', seconds: 0, log: `bundling node-web.ts failed: ${nodeWebError}` }
+  }
   const budget = Math.min(job.timeout, deadline - Date.now())
   if (budget <= 0) return { job, status: 'not run', seconds: 0, log: 'the whole run ran out of time first' }
-  const argv = job.args.map((arg) => arg.replace('{worker}', worker ?? ''))
+  const argv = job.args.map((arg) => arg.replace('{worker}', worker ?? '').replace('{node-web}', nodeWeb ?? ''))
   const begin = Date.now()
   const child = spawn(job.command, argv, {
     cwd: job.cwd,

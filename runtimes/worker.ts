@@ -2,15 +2,15 @@ import { clock } from '@hookguard/conformance/cases'
 import { fetchApp } from '@hookguard/conformance/fetch-app'
 import { honoApp } from '@hookguard/conformance/hono-app'
 import type { Reply } from '@hookguard/testkit/http'
-// @ts-expect-error: the Web build's types are `dist/index.d.ts`; only its identity is needed here.
-import * as webBuild from '../packages/core/dist/web/index.js'
+// @ts-expect-error: the edge build's types are `dist/index.d.ts`; only its identity is needed here.
+import * as edgeBuild from '../packages/core/dist/edge/index.js'
 import { runPortable } from './suite/portable.ts'
 import { assert, Tally } from './suite/reply.ts'
 import { ANSWER_PATH, APP_HEADER, CASE_HEADER, CHECKS_PATH, CLOCK_HEADER, findRow, HANDLED_HEADER } from './suite/table.ts'
 
 /**
  * The Worker that `workerd.ts` runs in workerd, without `nodejs_compat`; `bundle.ts` builds it
- * with the Worker conditions. `CHECKS_PATH` runs here what Bun and Deno run in process. Every
+ * with the Worker conditions, so with the core's edge build. `CHECKS_PATH` runs here what Bun and Deno run in process. Every
  * other request belongs to a row of the conformance table, sent over HTTP by the driver; the
  * table's options hold functions, so the row's app is built here, from the same table.
  */
@@ -70,5 +70,6 @@ async function checks(env: Env): Promise<Tally> {
     // Were they there, a Node API used by the Web build could pass here and fail on a user's Worker.
     assert(!('Buffer' in globalThis) && !('process' in globalThis), 'Node globals are present')
   })
-  return runPortable({ build: 'web', reference: webBuild, mockUrl: env.MOCK_URL }, tally)
+  // The bundle links strip.wasm in as a compiled module, which workerd hands over: no bytes to compile.
+  return runPortable({ build: 'edge', reference: edgeBuild, mockUrl: env.MOCK_URL, stripper: 'wasm-import' }, tally)
 }

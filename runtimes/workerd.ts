@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises'
 import { clock } from '@hookguard/conformance/cases'
 import { type Reply, sendTo } from '@hookguard/testkit/http'
 import { Miniflare } from 'miniflare'
+import { workerModules } from './bundle.ts'
 import { checkReadmeWorkers } from './readme-workers.ts'
 import { parseArgs } from './suite/args.ts'
 import { type Outcome, Tally } from './suite/reply.ts'
@@ -20,11 +20,10 @@ if (args.worker === undefined) throw new TypeError('workerd.ts: pass --worker=<p
 
 const tally = new Tally()
 const mf = new Miniflare({
-  // The script's text, not its path: the bundle lives in a temporary folder outside this one.
-  script: await readFile(args.worker, 'utf8'),
-  modules: true,
+  // The script and the core's strip.wasm, as wrangler uploads them.
+  modules: await workerModules(args.worker),
   compatibilityDate: COMPATIBILITY_DATE,
-  // No `nodejs_compat`: a Node API slipping into the Web build must fail here.
+  // No `nodejs_compat`: a Node API slipping into the edge build must fail here.
   compatibilityFlags: [],
   bindings: args.mock === undefined ? {} : { MOCK_URL: args.mock },
 })
@@ -42,7 +41,7 @@ try {
 }
 // The READMEs' own Workers, each in a workerd of its own.
 await checkReadmeWorkers(tally)
-process.exitCode = tally.report('workerd (web build)') === 0 ? 0 : 1
+process.exitCode = tally.report('workerd (edge build)') === 0 ? 0 : 1
 
 async function runChecks(): Promise<void> {
   const res = await mf.dispatchFetch(new URL(CHECKS_PATH, ORIGIN))

@@ -17,7 +17,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, posix } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { publint } from 'publint'
 import { formatMessage } from 'publint/utils'
@@ -167,14 +167,19 @@ function checkImports(pkg: WorkspacePackage, packed: Manifest, entries: TarEntry
   const optional = (packed.peerDependenciesMeta ?? {}) as Record<string, { optional?: boolean }>
   const typeImports = new Set<string>()
   const workersModules = new Set<string>()
+  const shipped = new Set(entries.map((entry) => entry.path))
   for (const { path, content } of entries) {
     const isDeclaration = /\.d\.[cm]?ts$/.test(path)
     if (!isDeclaration && !/\.[cm]?js$/.test(path)) continue
     for (const specifier of importsOf(content.toString('utf8'))) {
       if (specifier.startsWith('#')) problems.push(`${path} imports ${specifier}: subpath imports must be bundled`)
+      // A file the code imports, the edge build's strip.wasm among them (`./strip.wasm?module`), ships beside it.
+      const target = posix.join(posix.dirname(path), specifier.replace(/\?.*$/, ''))
+      if (specifier.startsWith('.') && !isDeclaration && !shipped.has(target))
+        problems.push(`${path} imports ${specifier}, which the tarball lacks`)
       if (specifier.startsWith('.') || specifier.startsWith('#')) continue
       const builtin = specifier.startsWith('node:') || builtinModules.includes(specifier)
-      if (builtin && path.startsWith('dist/web/')) problems.push(`${path} (the Web build) imports ${specifier}`)
+      if (builtin && /^dist\/(web|edge)\//.test(path)) problems.push(`${path} (the ${path.split('/')[1]} build) imports ${specifier}`)
       if (builtin) continue
       if (specifier.startsWith('cloudflare:')) {
         if (optional[WORKERS_TYPES]?.optional !== true || !(WORKERS_TYPES in (packed.peerDependencies as object))) {
@@ -277,7 +282,13 @@ function pathsIn(manifest: Manifest): string[] {
 
 function importsOf(code: string): string[] {
   const found = new Set<string>()
-  const patterns = [/\bfrom\s*['"]([^'"]+)['"]/g, /\bimport\s*['"]([^'"]+)['"]/g, /\b(?:require|import)\s*\(\s*['"]([^'"]+)['"]\s*\)/g]
+  // A keyword that another word, a quote or a dash runs into is text ('wasm-import', `via: "import"`), not a statement.
+  const keyword = (word: string) => `(?<![\\w$'"\`.-])${word}`
+  const patterns = [
+    new RegExp(`${keyword('from')}\\s*['"]([^'"]+)['"]`, 'g'),
+    new RegExp(`${keyword('import')}\\s*['"]([^'"]+)['"]`, 'g'),
+    new RegExp(`${keyword('(?:require|import)')}\\s*\\(\\s*['"]([^'"]+)['"]\\s*\\)`, 'g'),
+  ]
   for (const pattern of patterns) for (const match of code.matchAll(pattern)) found.add(match[1] as string)
   return [...found]
 }

@@ -13,8 +13,9 @@
  *   alone, and beside the declarations of @koa/bodyparser and koa-bodyparser's @types;
  * - a second folder with only core and redis installed (no @hookguard/client, an optional peer):
  *   a dedupe-only app and the token store type-check, with and without `skipLibCheck`;
- * - which build each export condition picks (`node --conditions=…`), and, where the workspace has
- *   them installed (runtimes/), which build Bun and Deno pick and that it verifies there.
+ * - which build each export condition picks (`node --conditions=…`; the edge build's `.wasm?module`
+ *   linked by a module hook, as a bundler would), which whitespace stripper it runs, and, where the
+ *   workspace has them installed (runtimes/), which build Bun and Deno pick and that it verifies there.
  *
  * One `npm install` of the tarballs and the frameworks (from the registry, `--prefer-offline`)
  * serves all four projects, which resolve from the temporary folder's node_modules. Bounded by
@@ -188,24 +189,33 @@ try {
       tsc('app', redisOnly, ['--skipLibCheck']),
     ),
   ])
-  await check('conditions: edge-light, workerd, worker, browser → Web build; bun, deno, node → Node build; both verify', async () => {
-    const picks: string[] = []
-    for (const [condition, build] of [
-      ['edge-light', 'web'],
-      ['workerd', 'web'],
-      ['worker', 'web'],
-      ['browser', 'web'],
-      ['bun', 'node'],
-      ['deno', 'node'],
-      ['', 'node'],
-    ] as const) {
-      const args = condition ? [`--conditions=${condition}`, 'resolve.mjs'] : ['resolve.mjs']
-      const { stdout } = await sh('esm', 'node', args)
-      if (!stdout.includes(`/dist/${build}/index.js`)) throw new Error(`--conditions=${condition || '(none)'} picked ${stdout.trim()}`)
-      picks.push(`${condition || 'node'}→${build}`)
-    }
-    return picks.join(' ')
-  })
+  await check(
+    'conditions: edge-light, workerd → edge build; worker, browser → Web build; bun, deno, node → Node build; each verifies',
+    async () => {
+      const picks: string[] = []
+      for (const [condition, build] of [
+        ['edge-light', 'edge'],
+        ['workerd', 'edge'],
+        ['worker', 'web'],
+        ['browser', 'web'],
+        ['bun', 'node'],
+        ['deno', 'node'],
+        ['', 'node'],
+      ] as const) {
+        // The edge build imports strip.wasm?module, which a bundler links in (wrangler, Next.js) and
+        // Node does not: a loader hook stands in for the bundler, so the tarball's file is what runs.
+        const edge = build === 'edge' ? ['--import', './link-wasm-modules.mjs'] : []
+        const args = [...(condition ? [`--conditions=${condition}`] : []), ...edge, 'resolve.mjs']
+        const { stdout } = await sh('esm', 'node', args)
+        if (!stdout.includes(`/dist/${build}/index.js`)) throw new Error(`--conditions=${condition || '(none)'} picked ${stdout.trim()}`)
+        const stripper = build === 'edge' ? 'wasm-import' : 'wasm-bytes'
+        if (!stdout.includes(`stripper ${stripper}`))
+          throw new Error(`--conditions=${condition || '(none)'}: ${stdout.trim()}, not ${stripper}`)
+        picks.push(`${condition || 'node'}→${build}`)
+      }
+      return picks.join(' ')
+    },
+  )
   for (const runtime of ['bun', 'deno'] as const) {
     const binary = join(ROOT, 'runtimes', 'node_modules', '.bin', runtime)
     if (!existsSync(binary)) {
@@ -215,7 +225,7 @@ try {
     await check(`${runtime}: resolves the Node build and verifies`, async () => {
       const args = runtime === 'deno' ? ['run', '-A', 'resolve.mjs'] : ['resolve.mjs']
       const { stdout } = await sh('esm', binary, args)
-      if (!stdout.includes('/dist/node/index.js')) throw new Error(`picked ${stdout.trim()}`)
+      if (!stdout.includes('/dist/node/index.js') || !stdout.includes('stripper wasm-bytes')) throw new Error(`picked ${stdout.trim()}`)
       return stdout.trim().replace(workdir, '…')
     })
   }
@@ -311,11 +321,26 @@ console.log('hono 200/401, fastify 200, receiver ok, client token ok, core → '
   write(
     'esm/resolve.mjs',
     `import { sign, verifySignature } from '@hookguard/core'
+import { whitespaceStripper } from '@hookguard/core/adapter'
 const signature = await sign('{"a": 1}', 'k')
 if (!(await verifySignature('{"a":1}', signature, 'k'))) throw new Error('does not verify')
-console.log(import.meta.resolve('@hookguard/core'))
+console.log(import.meta.resolve('@hookguard/core'), 'stripper', whitespaceStripper())
 `,
   )
+  // What wrangler and Next.js do with the edge build's `.wasm?module` import, done by Node's module
+  // hooks: the file, compiled.
+  write(
+    'esm/wasm-module-hooks.mjs',
+    `import { fileURLToPath } from 'node:url'
+export async function load(url, context, nextLoad) {
+  if (!url.endsWith('.wasm?module')) return nextLoad(url, context)
+  const file = JSON.stringify(fileURLToPath(url.slice(0, -'?module'.length)))
+  const source = \`import { readFileSync } from 'node:fs'\\nexport default new WebAssembly.Module(readFileSync(\${file}))\\n\`
+  return { format: 'module', shortCircuit: true, source }
+}
+`,
+  )
+  write('esm/link-wasm-modules.mjs', "import { register } from 'node:module'\nregister('./wasm-module-hooks.mjs', import.meta.url)\n")
 
   // CommonJS: Express 5 and 4 on an ephemeral port, delivered to by the emulator.
   write('cjs/package.json', '{ "type": "commonjs" }\n')

@@ -1,7 +1,8 @@
 import { defineProject } from 'vitest/config'
-import { sourceResolution } from '../../vitest.shared.ts'
+import { sourceResolution, wasmModuleImports } from '../../vitest.shared.ts'
 
 export default defineProject({
   ...sourceResolution,
+  plugins: [wasmModuleImports],
   test: { name: 'core', include: ['test/**/*.test.ts'], env: { EXPECTED_CRYPTO: 'node' } },
 })

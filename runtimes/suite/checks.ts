@@ -7,7 +7,7 @@ import { Hono } from 'hono'
 import { MOCK_APP } from './mock-app.ts'
 import { assert, same, type Tally } from './reply.ts'
 
-export type Build = 'node' | 'web'
+export type Build = 'node' | 'web' | 'edge'
 
 /** A customer `mockService` knows by default; its `+` has to survive the query encoding. */
 const KNOWN_MOBILE = '+8613800138000'

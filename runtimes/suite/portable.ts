@@ -1,8 +1,10 @@
 import { fetchApp } from '@hookguard/conformance/fetch-app'
 import { honoApp } from '@hookguard/conformance/hono-app'
+import type { StripperKind } from '@hookguard/core/adapter'
 import { sendToFetch } from '@hookguard/testkit/fetch'
 import { type Build, checkBodyStillReadable, checkBuild, checkClient, checkCore, checkSetup } from './checks.ts'
 import { Tally } from './reply.ts'
+import { checkStripper } from './stripper.ts'
 import { inProcessRows, runTable } from './table.ts'
 
 export interface PortableRun {
@@ -12,11 +14,14 @@ export interface PortableRun {
   reference: { sign?: unknown } | undefined
   /** The emulator's `mockService`, for the client. */
   mockUrl: string | undefined
+  /** Which stripper that build must use on this runtime. */
+  stripper: StripperKind
 }
 
-/** Everything that runs inside one runtime: the build it loaded, the core, setup checks, the table against Hono and the fetch handler in process, the client. */
-export async function runPortable({ build, reference, mockUrl }: PortableRun, tally = new Tally()): Promise<Tally> {
+/** Everything that runs inside one runtime: the build it loaded, its stripper, the core, setup checks, the table against Hono and the fetch handler in process, the client. */
+export async function runPortable({ build, reference, mockUrl, stripper }: PortableRun, tally = new Tally()): Promise<Tally> {
   await checkBuild(tally, build, reference)
+  await checkStripper(tally, stripper)
   await checkCore(tally)
   await checkSetup(tally)
   await runTable(

@@ -1,7 +1,7 @@
 /**
- * The portable Java-`\s` stripper, over bytes: the Web build's, and the Node build's above the
- * WebAssembly kernel's size (crypto/wasm-strip.ts). Word-at-a-time, because most words of a JSON
- * body hold no byte <= 0x20 and can be copied whole; figures in docs/benchmarks.md.
+ * The portable Java-`\s` stripper, over bytes: every build's above the WebAssembly kernel's size
+ * and where no kernel can be had (crypto/wasm-strip.ts). Word-at-a-time, because most words of a
+ * JSON body hold no byte <= 0x20 and can be copied whole; figures in docs/benchmarks.md.
  */
 import { JAVA_WHITESPACE } from './canonical.ts'
 

@@ -8,11 +8,12 @@ import fc from 'fast-check'
 import { describe, expect, it, vi } from 'vitest'
 import { gsonCandidate, gsonText, MAX_GSON_FALLBACK_BODY, maxGsonEscapes, mayHaveGsonForm } from '../src/canonical.ts'
 import { backend } from '../src/crypto/node.ts'
+import { stripModule } from '../src/crypto/strip-module.ts'
 import { STRIP_WASM_BASE64 } from '../src/crypto/strip-wasm-bytes.ts'
 import { createWasmKernels, type TransientGson } from '../src/crypto/wasm-strip.ts'
 import { matchSignature, sign } from '../src/signature.ts'
 
-const kernels = createWasmKernels()
+const kernels = createWasmKernels(stripModule.load)
 const gson = kernels?.gson as TransientGson
 
 const bytes = (...list: number[]) => Uint8Array.from(list)

@@ -1,14 +1,24 @@
 /**
- * The WebAssembly stripper against a plain reference: edge cases, every small pattern at every
- * alignment, random bodies, and call sequences meant to leak a previous call's bytes.
+ * The WebAssembly stripper against a plain reference, with its module from either source (compiled
+ * from bytes, as on Node, Bun, Deno and browsers; imported as a `.wasm` module, as the edge build
+ * on Workers and Vercel's edge): edge cases, every small pattern at every alignment, random
+ * bodies, and call sequences meant to leak a previous call's bytes. Then both backends' canonical
+ * HMAC over it, the Web one with Web Crypto reading the kernel's memory.
  */
 
+import { readFileSync } from 'node:fs'
 import { makePayload, random } from '@hookguard/testkit/payload'
 import { describe, expect, it, vi } from 'vitest'
+import { backend as active } from '#crypto'
 import { compileStripWat } from '../../../scripts/build-wasm.ts'
-import { backend } from '../src/crypto/node.ts'
+import { whitespaceStripper } from '../src/adapter.ts'
+import { backend as node } from '../src/crypto/node.ts'
+import { stripModule as fromImport, importedModule } from '../src/crypto/strip-module.edge.ts'
+import { stripModule as fromBytes } from '../src/crypto/strip-module.ts'
 import { STRIP_WASM_BASE64 } from '../src/crypto/strip-wasm-bytes.ts'
-import { createWasmKernels, WASM_STRIP_MAX } from '../src/crypto/wasm-strip.ts'
+import type { CryptoBackend } from '../src/crypto/types.ts'
+import { createStripper, createWasmKernels, type StripModuleSource, WASM_STRIP_MAX } from '../src/crypto/wasm-strip.ts'
+import { backend as web } from '../src/crypto/web.ts'
 import { stripJavaWhitespace } from '../src/strip.ts'
 
 const WHITESPACE = [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]
@@ -21,7 +31,7 @@ const next = random(20260101)
 const pick = (list: readonly number[]) => list[Math.floor(next() * list.length)] as number
 
 /** A body of `length` bytes, each whitespace with probability `density`, each byte random in its class. */
-function body(length: number, density: number): Uint8Array {
+function body(length: number, density: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(length)
   for (let i = 0; i < length; i++) out[i] = next() < density ? pick(WHITESPACE) : pick(KEPT)
   return out
@@ -45,8 +55,17 @@ function check(strip: (body: Uint8Array) => Uint8Array, input: Uint8Array): void
   }
 }
 
-describe('the WebAssembly stripper', () => {
-  const strip = createWasmKernels()?.strip as (body: Uint8Array) => Uint8Array
+const SOURCES: [string, StripModuleSource][] = [
+  ['compiled from bytes', fromBytes],
+  ['imported as a .wasm module', fromImport],
+]
+
+describe.each(SOURCES)('the WebAssembly stripper, %s', (_, source) => {
+  const strip = createWasmKernels(source.load)?.strip as (body: Uint8Array) => Uint8Array
+
+  it('is made', () => {
+    expect(strip).toBeTypeOf('function')
+  })
 
   it('strips nothing from nothing', () => {
     expect(strip(new Uint8Array(0)).length).toBe(0)
@@ -156,29 +175,121 @@ describe('the WebAssembly stripper', () => {
   })
 })
 
-describe("the Node backend's canonicalHmac", () => {
-  it('hashes what the portable stripper leaves, on either side of the WebAssembly size limit', async () => {
-    const [key] = [await backend.importHmacKey(new TextEncoder().encode('whsec-demo'))] as const
+const BACKENDS: [string, CryptoBackend][] = [
+  ['Node', node],
+  ['Web', web],
+]
+
+describe.each(BACKENDS)("the %s backend's canonicalHmac and canonicalSha256", (_, backend) => {
+  const secrets = ['whsec-demo', 'second', 'a third, longer than one block of SHA-256 for good measure']
+  const keys = () => Promise.all(secrets.map((secret) => backend.importHmacKey(new TextEncoder().encode(secret))))
+
+  it('strip with the WebAssembly kernel compiled from bytes', () => {
+    expect(backend.stripper()).toBe('wasm-bytes')
+  })
+
+  it('hash what the portable stripper leaves, on either side of the WebAssembly size limit', async () => {
+    const all = await keys()
     for (const length of [WASM_STRIP_MAX - 1, WASM_STRIP_MAX, WASM_STRIP_MAX + 1]) {
       const input = body(length, 0.2)
-      expect(await backend.canonicalHmac([key], input)).toEqual(await backend.hmac([key], stripJavaWhitespace(input)))
+      expect(await backend.canonicalHmac(all, input)).toEqual(await backend.hmac(all, stripJavaWhitespace(input)))
+      expect(await backend.canonicalSha256(input)).toEqual(await backend.sha256(stripJavaWhitespace(input)))
+    }
+  })
+
+  it('hash what the reference leaves for random bodies of every density, each key, one after another', async () => {
+    const all = await keys()
+    for (let length = 0; length <= 3000; length += length < 200 ? 1 : 53) {
+      const input = body(length, [0, 0.01, 0.3, 1][length % 4] as number)
+      expect(await backend.canonicalHmac(all, input), `length ${length}`).toEqual(await backend.hmac(all, reference(input)))
+    }
+  })
+
+  it('give each of many concurrent calls its own body, though the kernel reuses its memory', async () => {
+    const all = await keys()
+    // Started together, shorter and longer bodies interleaved, so that each strip overwrites the last one's text.
+    const inputs = Array.from({ length: 200 }, (_, i) => body(i % 2 === 0 ? 100 + i * 37 : 70_000 - i * 101, 0.25))
+    const got = await Promise.all(inputs.map((input) => backend.canonicalHmac(all, input)))
+    const sha = await Promise.all(inputs.map((input) => backend.canonicalSha256(input)))
+    for (const [i, input] of inputs.entries()) {
+      const want = reference(input)
+      expect(got[i], `body ${i}`).toEqual(await backend.hmac(all, want))
+      expect(sha[i], `body ${i}`).toEqual(await backend.sha256(want))
     }
   })
 })
 
-describe('createWasmKernels without WebAssembly (node --jitless)', () => {
-  it('returns undefined, so the portable stripper and Gson pass are used', () => {
+describe('Web Crypto on this Node', () => {
+  it('copies what sign and digest are given when they are called, so the kernel may overwrite its memory right after', async () => {
+    const key = await crypto.subtle.importKey('raw', new TextEncoder().encode('k'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+    for (const size of [1, 1000, 70_000, 1024 * 1024]) {
+      const memory = new WebAssembly.Memory({ initial: Math.ceil((size + 1) / 65536) })
+      const view = new Uint8Array(memory.buffer, 1, size)
+      const original = body(size, 0.3)
+      view.set(original)
+      const signed = crypto.subtle.sign('HMAC', key, view)
+      const digested = crypto.subtle.digest('SHA-256', view)
+      view.fill(0x78)
+      expect(new Uint8Array(await signed)).toEqual(new Uint8Array(await crypto.subtle.sign('HMAC', key, original)))
+      expect(new Uint8Array(await digested)).toEqual(new Uint8Array(await crypto.subtle.digest('SHA-256', original)))
+    }
+  })
+})
+
+describe('whitespaceStripper', () => {
+  it('names the build’s stripper: the kernel compiled from bytes, on Node and on the Web build alike', () => {
+    expect(whitespaceStripper()).toBe(active.stripper())
+    expect(whitespaceStripper()).toBe('wasm-bytes')
+  })
+})
+
+describe('without WebAssembly (node --jitless)', () => {
+  it('createWasmKernels returns undefined and the stripper is the portable JavaScript, from either source', () => {
     vi.stubGlobal('WebAssembly', undefined)
     try {
-      expect(createWasmKernels()).toBeUndefined()
+      for (const [, source] of SOURCES) {
+        expect(createWasmKernels(source.load)).toBeUndefined()
+        const stripper = createStripper(source)
+        expect(stripper.kind()).toBe('js')
+        const input = body(5000, 0.3)
+        expect(stripper.strip(input)).toEqual(reference(input))
+      }
     } finally {
       vi.unstubAllGlobals()
     }
   })
 })
 
-describe('strip-wasm-bytes.ts', () => {
-  it('holds what strip.wat compiles to, both kernels (pnpm build:wasm)', async () => {
-    expect(Buffer.from(STRIP_WASM_BASE64, 'base64').equals(await compileStripWat())).toBe(true)
+describe('the edge build’s module source', () => {
+  it('compiles bytes, where a bundler inlined the file (esbuild’s binary loader) and the runtime allows it', () => {
+    const bytes = readFileSync(new URL('../src/crypto/strip.wasm', import.meta.url))
+    const strip = createWasmKernels(importedModule(new Uint8Array(bytes)).load)?.strip as (body: Uint8Array) => Uint8Array
+    const input = body(3000, 0.3)
+    expect(strip(input)).toEqual(reference(input))
+  })
+
+  it('leaves the portable JavaScript where the bundler handed over anything else (a file name), rather than failing', () => {
+    for (const compiled of ['./strip-3F2A.wasm', undefined, {}]) {
+      const stripper = createStripper(importedModule(compiled))
+      expect(stripper.kind()).toBe('js')
+      const input = body(3000, 0.3)
+      expect(stripper.strip(input)).toEqual(reference(input))
+    }
+  })
+
+  it('takes a module of another realm, which instanceof would not recognise (Next.js’s local edge sandbox)', async () => {
+    const { runInNewContext } = await import('node:vm')
+    const bytes = readFileSync(new URL('../src/crypto/strip.wasm', import.meta.url))
+    const foreign = runInNewContext('new WebAssembly.Module(bytes)', { bytes: new Uint8Array(bytes) }) as WebAssembly.Module
+    expect(foreign instanceof WebAssembly.Module).toBe(false)
+    expect(createStripper(importedModule(foreign)).kind()).toBe('wasm-import')
+  })
+})
+
+describe('the committed kernel', () => {
+  it('strip-wasm-bytes.ts and strip.wasm hold what strip.wat compiles to (pnpm build:wasm)', async () => {
+    const compiled = Buffer.from(await compileStripWat())
+    expect(Buffer.from(STRIP_WASM_BASE64, 'base64').equals(compiled)).toBe(true)
+    expect(readFileSync(new URL('../src/crypto/strip.wasm', import.meta.url)).equals(compiled)).toBe(true)
   })
 })

@@ -1,9 +1,8 @@
 import * as crypto from 'node:crypto'
+import { stripModule } from '#strip-module'
 import { containsAnyByte } from '../bytes-platform/node.ts'
-import { gsonText } from '../canonical.ts'
-import { stripJavaWhitespace } from '../strip.ts'
 import type { CryptoBackend, HmacKey } from './types.ts'
-import { createWasmKernels, WASM_STRIP_MAX, type WasmKernels } from './wasm-strip.ts'
+import { createStripper } from './wasm-strip.ts'
 
 /** SHA-256's block size: the HMAC key is padded (or first hashed) to it. */
 const BLOCK = 64
@@ -62,16 +61,8 @@ function bytesOf(digest: string): Uint8Array {
   return out
 }
 
-/**
- * The WebAssembly kernels, compiled on first use, not at import: most deliveries never need them.
- * Where WebAssembly is unavailable, the portable JavaScript (whose results are fresh copies).
- */
-let kernels: WasmKernels | undefined
-
-function wasmKernels(): WasmKernels {
-  kernels ??= createWasmKernels() ?? { strip: stripJavaWhitespace, gson: gsonText }
-  return kernels
-}
+/** The WebAssembly kernel up to 1 MiB, the portable JavaScript above it or without WebAssembly. */
+const stripper = createStripper(stripModule)
 
 /** Java's `\s`, the most frequent first: a body with a space is told after a short search. */
 const JAVA_WHITESPACE_BYTES = [0x20, 0x0a, 0x09, 0x0d, 0x0b, 0x0c]
@@ -87,9 +78,7 @@ const hasJavaWhitespace = (body: Uint8Array) => containsAnyByte(body, JAVA_WHITE
  * overwrites: so it is hashed right here, synchronously, and never handed out.
  */
 function transientCanonical(body: Uint8Array): Uint8Array {
-  if (!hasJavaWhitespace(body)) return body
-  if (body.length > WASM_STRIP_MAX) return stripJavaWhitespace(body)
-  return wasmKernels().strip(body)
+  return hasJavaWhitespace(body) ? stripper.strip(body) : body
 }
 
 /**
@@ -98,7 +87,7 @@ function transientCanonical(body: Uint8Array): Uint8Array {
  * returns), and handed out only for the caller to copy before anything else runs.
  */
 function gsonDigests(keys: readonly HmacKey[], body: Uint8Array, maxEscapes: number) {
-  const text = wasmKernels().gson(body, maxEscapes)
+  const text = stripper.gson(body, maxEscapes)
   return text === undefined ? undefined : { digests: keys.map((key) => hmacNow(key, text)), text }
 }
 
@@ -157,6 +146,7 @@ export const backend: CryptoBackend = {
   canonicalSha256Sync: (body) => canonicalSha256Now(body),
   sha256Sync: (data) => sha256Now(data),
   gsonHmacSync: gsonDigests,
+  stripper: () => stripper.kind(),
   // The asynchronous form runs on libuv's thread pool, so a slow derivation never blocks requests.
   pbkdf2Sha256: (password, salt, iterations) =>
     new Promise((resolve, reject) => {

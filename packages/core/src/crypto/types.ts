@@ -1,3 +1,5 @@
+import type { StripperKind } from './wasm-strip.ts'
+
 /** An imported HMAC-SHA256 key: a `CryptoKey` on the Web build, the key bytes on Node. */
 export type HmacKey = object
 
@@ -33,6 +35,8 @@ export interface CryptoBackend {
    * copies it) before it awaits or calls the backend again.
    */
   gsonHmacSync?: (keys: readonly HmacKey[], body: Uint8Array, maxEscapes: number) => { digests: Uint8Array[]; text: Uint8Array } | undefined
+  /** Which stripper `canonicalHmac` and `canonicalSha256` use for bodies up to 1 MiB on this runtime. */
+  stripper(): StripperKind
   /** PBKDF2-HMAC-SHA256, 32 bytes: deliberately slow, off the event loop where the platform allows. */
   pbkdf2Sha256(password: Uint8Array, salt: Uint8Array, iterations: number): Promise<Uint8Array>
 }

@@ -1,17 +1,23 @@
 /**
- * The Node build's WebAssembly kernels (strip.wat), one instance over one memory:
+ * The WebAssembly kernels (strip.wat), one instance over one memory, for both builds:
  * - Java-`\s` stripping by a SIMD kernel, about ten times the speed of the word-at-a-time
  *   JavaScript in strip.ts;
  * - the Gson fallback's text (Gson's escapes applied, Java's whitespace removed): about one and
  *   a half HMACs of the body on the worst hostile one, where canonical.ts's JavaScript pass costs
  *   ten (a pass that branches on each byte's kind is as slow on a body that mixes kinds at
  *   random), and a fifth of one on an ordinary body.
- * The JavaScript stays the portable implementation (Cloudflare Workers refuse to compile
- * WebAssembly from bytes at run time, and `node --jitless` has none).
+ * The JavaScript stays the fallback where no WebAssembly module can be had (`node --jitless`, a
+ * runtime that refuses to compile bytes and was not handed a compiled module).
+ *
+ * Where the module comes from is the one thing that differs by build, and `#strip-module` picks
+ * it: compiled from the bytes in strip-wasm-bytes.ts (Node, Bun, Deno, browsers), or imported as
+ * a compiled `.wasm` module that the bundler hands over (Cloudflare Workers and Vercel's edge,
+ * which refuse to compile WebAssembly from bytes at run time).
  *
  * Both results live in the instance's memory: each is valid only until the next call of either.
  */
-import { STRIP_WASM_BASE64 } from './strip-wasm-bytes.ts'
+import { gsonText } from '../canonical.ts'
+import { stripJavaWhitespace } from '../strip.ts'
 
 interface Exports {
   memory: WebAssembly.Memory
@@ -21,6 +27,20 @@ interface Exports {
   /** The text's length at `out`; -1 when nothing was escaped, -2 when more than `max` would be. */
   gson(ptr: number, len: number, max: number, out: number): number
 }
+
+/** Where a build gets the kernel's compiled module from (`#strip-module`). */
+export interface StripModuleSource {
+  /** `bytes`: compiled here from strip-wasm-bytes.ts; `import`: a `.wasm` module the bundler linked in. */
+  readonly via: 'bytes' | 'import'
+  /** The compiled kernel; throws where the runtime will not give one. */
+  load(): WebAssembly.Module
+}
+
+/**
+ * Which stripper removes Java's whitespace: the kernel from an imported module, the kernel
+ * compiled from bytes, or the portable JavaScript.
+ */
+export type StripperKind = 'wasm-import' | 'wasm-bytes' | 'js'
 
 const PAGE = 65536
 /**
@@ -41,16 +61,17 @@ export const WASM_STRIP_MAX = 1024 * 1024
 /**
  * Removes Java's `\s` bytes. The result is the body itself when there was nothing to remove, else
  * a view of WebAssembly memory that is valid only until the next call: the caller hashes it
- * before calling again, with no `await` in between.
+ * (or hands it to a call that copies it at once) before stripping again, with no `await` in
+ * between.
  */
 export type TransientStrip = (body: Uint8Array) => Uint8Array
 
 /**
  * The body with Gson's escapes applied and Java's whitespace removed, as canonical.ts's
- * `withGsonEscapes(body, true, maxEscapes)` makes it: `undefined` when nothing would be escaped or
- * more than `maxEscapes` would. The text is a view of WebAssembly memory valid only until the next
- * call of either kernel: the caller hashes it (or copies it) before calling again, with no `await`
- * in between.
+ * `gsonText(body, maxEscapes)` makes it: `undefined` when nothing would be escaped or more than
+ * `maxEscapes` would. From the kernel, the text is a view of WebAssembly memory valid only until
+ * the next call of either kernel: the caller hashes it (or copies it) before calling again, with
+ * no `await` in between.
  */
 export type TransientGson = (body: Uint8Array, maxEscapes: number) => Uint8Array | undefined
 
@@ -59,19 +80,21 @@ export interface WasmKernels {
   gson: TransientGson
 }
 
-/** The kernels, or `undefined` where WebAssembly is unavailable (e.g. `node --jitless`). */
-export function createWasmKernels(): WasmKernels | undefined {
+/**
+ * The kernels over one instance of `load()`'s module, or `undefined` where there is no module or
+ * no WebAssembly (e.g. `node --jitless`, or Workers handed bytes instead of a module).
+ */
+export function createWasmKernels(load: () => WebAssembly.Module): WasmKernels | undefined {
   let exports: Exports
   try {
-    const module = new WebAssembly.Module(Buffer.from(STRIP_WASM_BASE64, 'base64'))
-    exports = new WebAssembly.Instance(module).exports as unknown as Exports
+    exports = new WebAssembly.Instance(load()).exports as unknown as Exports
   } catch {
     return undefined
   }
   const input = exports.input.value as number
   let memory = new Uint8Array(exports.memory.buffer)
   /** Memory up to `need`, and the body copied in at `input`. */
-  const load = (body: Uint8Array, need: number) => {
+  const copyIn = (body: Uint8Array, need: number) => {
     if (need > memory.length) {
       exports.memory.grow(Math.ceil((need - memory.length) / PAGE))
       // Growing detaches the old buffer: the view must be made again.
@@ -81,7 +104,7 @@ export function createWasmKernels(): WasmKernels | undefined {
   }
   return {
     strip: (body) => {
-      load(body, input + body.length + SLACK)
+      copyIn(body, input + body.length + SLACK)
       const length = exports.strip(input, body.length)
       // Nothing removed: the caller's own bytes, which stay valid after the next call.
       return length === body.length ? body : memory.subarray(input, input + length)
@@ -90,9 +113,43 @@ export function createWasmKernels(): WasmKernels | undefined {
       // The text goes after the body, 16-byte aligned: the kernel writes it apart from what it reads.
       const out = input + ((body.length + SLACK + 15) & ~15)
       // Room for the most escapes allowed, and the 16 more the kernel may write before it refuses.
-      load(body, out + body.length + 5 * (maxEscapes + 16) + SLACK)
+      copyIn(body, out + body.length + 5 * (maxEscapes + 16) + SLACK)
       const length = exports.gson(input, body.length, maxEscapes, out)
       return length < 0 ? undefined : memory.subarray(out, out + length)
+    },
+  }
+}
+
+/** A build's kernels: WebAssembly up to {@link WASM_STRIP_MAX}, made on first use, else JavaScript. */
+export interface CanonicalStripper {
+  /** Java's whitespace removed, as a {@link TransientStrip}: hash the result before the next call. */
+  strip: TransientStrip
+  /** The Gson fallback's text, as a {@link TransientGson}: hash (or copy) it before the next call. */
+  gson: TransientGson
+  /** Which stripper runs for bodies up to {@link WASM_STRIP_MAX} (making it, if it was not yet). */
+  kind(): StripperKind
+}
+
+export function createStripper(source: StripModuleSource): CanonicalStripper {
+  let kernels: WasmKernels | undefined
+  let kind: StripperKind | undefined
+  // Made on first use, not at import: most deliveries never need them, and a Worker's start-up
+  // time counts.
+  const make = (): WasmKernels => {
+    if (kernels === undefined) {
+      const made = createWasmKernels(source.load)
+      kind = made === undefined ? 'js' : `wasm-${source.via}`
+      kernels = made ?? { strip: stripJavaWhitespace, gson: gsonText }
+    }
+    return kernels
+  }
+  return {
+    strip: (body) => (body.length > WASM_STRIP_MAX ? stripJavaWhitespace(body) : make().strip(body)),
+    // canonical.ts bounds the bodies the Gson text is made for (64 KiB), well within the kernels'.
+    gson: (body, maxEscapes) => make().gson(body, maxEscapes),
+    kind: () => {
+      make()
+      return kind as StripperKind
     },
   }
 }

@@ -1,11 +1,25 @@
-import { stripJavaWhitespace } from '../strip.ts'
+import { stripModule } from '#strip-module'
 import type { CryptoBackend, HmacKey } from './types.ts'
+import { createStripper } from './wasm-strip.ts'
 
 const HMAC_SHA256 = { name: 'HMAC', hash: 'SHA-256' } as const
 
 // TypeScript's DOM types want ArrayBuffer-backed views; ours always are, never shared memory.
 const source = (bytes: Uint8Array) => bytes as Uint8Array<ArrayBuffer>
 
+/**
+ * The WebAssembly kernel up to 1 MiB, where the runtime gives a module (compiled from bytes, or
+ * imported on Workers and Vercel's edge); the portable JavaScript above it or without one.
+ */
+const stripper = createStripper(stripModule)
+
+/**
+ * Every key's `sign` is called here, synchronously, before the first `await`. Web Crypto takes its
+ * own copy of `data` when `sign` is called, before it returns the promise (WebCrypto's "get a copy
+ * of the bytes held by the data parameter"; workerd signs on the spot), so `data` may be a view
+ * of the stripper's memory, which the next strip overwrites: the runtimes test holds each runtime
+ * to this.
+ */
 async function hmac(keys: readonly HmacKey[], data: Uint8Array): Promise<Uint8Array[]> {
   const signatures = await Promise.all(keys.map((key) => crypto.subtle.sign('HMAC', key as CryptoKey, source(data))))
   return signatures.map((signature) => new Uint8Array(signature))
@@ -14,11 +28,11 @@ async function hmac(keys: readonly HmacKey[], data: Uint8Array): Promise<Uint8Ar
 export const backend: CryptoBackend = {
   importHmacKey: (secret) => crypto.subtle.importKey('raw', source(secret), HMAC_SHA256, false, ['sign']),
   hmac,
-  // Web Crypto hashes asynchronously, on another thread where it can, so the text it is handed
-  // must stay as it is: the portable stripper's result, a fresh copy, is.
-  canonicalHmac: (keys, body) => hmac(keys, stripJavaWhitespace(body)),
+  canonicalHmac: (keys, body) => hmac(keys, stripper.strip(body)),
   sha256: async (data) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(data))),
-  canonicalSha256: async (body) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(stripJavaWhitespace(body)))),
+  // `digest` copies its input when called, as `sign` does.
+  canonicalSha256: async (body) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(stripper.strip(body)))),
+  stripper: () => stripper.kind(),
   pbkdf2Sha256: async (password, salt, iterations) => {
     const key = await crypto.subtle.importKey('raw', source(password), 'PBKDF2', false, ['deriveBits'])
     const bits = await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt: source(salt), iterations }, key, 256)
