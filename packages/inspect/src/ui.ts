@@ -1,7 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { timingSafeEqual } from '@hookguard/core/adapter'
 import { type Context, Hono } from 'hono'
-import { getCookie, setCookie } from 'hono/cookie'
 import { streamSSE } from 'hono/streaming'
 import { type Preset, presetRequest, presetsFor, replay, type SentAnswer, sendRaw } from './actions.ts'
 import { diffRecords } from './diff.ts'
@@ -19,15 +18,16 @@ import { detail, type RecordSummary, summarize } from './view.ts'
  */
 
 /**
- * The cookie's name carries the page's port: browsers keep cookies per host, not per port, so two
- * inspectors on one machine (or another tool on 127.0.0.1) would otherwise overwrite each other's.
- * For the same reason every server on the host receives it, the app behind the inspector
- * included: its value is a session of this page's server, never the access token, so it opens no
- * other inspector, cannot be traded for the token's address, and ends with the run.
+ * The access token travels in the `X-Inspect-Token` header of each API call, never in a cookie:
+ * browsers scope cookies by host, not port, so any server on 127.0.0.1 the browser visits would
+ * receive one and could replay it. The printed address carries the token in its fragment
+ * (`/#token=…`), which no browser sends to a server; the page keeps it in the tab's
+ * `sessionStorage` (scoped to scheme, host and port) and adds the header itself.
  */
-export const cookieName = (port: string) => `hookguard_inspect_${port.replace(/\D/g, '')}`
 export const TOKEN_HEADER = 'x-inspect-token'
 const MAX_REPLAYS = 20
+/** The page's shell: served to anyone who passes the Host check, since it holds no data. */
+const SHELL = new Set(['/', '/favicon.ico', '/app.js', '/app.css'])
 const EXPORTS = new Set<ExportFormat>(['send', 'curl', 'har', 'fixture', 'fixture-test'])
 
 /** No inline script or style, nothing from elsewhere: a payload that slips into markup cannot run. */
@@ -73,8 +73,6 @@ function sameSecret(given: string | undefined, expected: string): boolean {
 
 export function createUiApp(context: UiContext): Hono {
   const { settings, ring, accessToken } = context
-  // What the cookie holds: valid as a cookie of this server only, and for this run.
-  const session = randomBytes(32).toString('base64url')
   const app = new Hono()
 
   app.use('*', async (c, next) => {
@@ -88,21 +86,14 @@ export function createUiApp(context: UiContext): Hono {
   })
 
   app.use('*', async (c, next) => {
-    // The token in the address once, traded for a cookie that holds this server's session, not the token.
-    const fromQuery = c.req.query('token')
-    if (c.req.method === 'GET' && c.req.path === '/' && fromQuery !== undefined) {
-      if (!sameSecret(fromQuery, accessToken)) return c.text('Wrong access token.', 401)
-      setCookie(c, cookieName(new URL(c.req.url).port), session, { httpOnly: true, sameSite: 'Strict', path: '/' })
-      const url = new URL(c.req.url)
-      url.searchParams.delete('token')
-      // The address bar and the history keep the page's address without the token.
-      return c.redirect(`/${url.search}${url.hash}`, 303)
-    }
-    const header = c.req.header(TOKEN_HEADER)
-    const allowed =
-      header === undefined ? sameSecret(getCookie(c, cookieName(new URL(c.req.url).port)), session) : sameSecret(header, accessToken)
-    if (!allowed) {
-      return c.text('Open the address `hookguard inspect` printed: it carries this run’s access token.', 401)
+    // The page's shell (markup, script, style: no data) loads without the token; the page then
+    // reads it from its address's fragment, and asks the API with it.
+    if ((c.req.method === 'GET' || c.req.method === 'HEAD') && SHELL.has(c.req.path)) return next()
+    if (!sameSecret(c.req.header(TOKEN_HEADER), accessToken)) {
+      return c.json(
+        { error: 'access_token_required', message: 'Open the address `hookguard inspect` printed: it carries this run’s access token.' },
+        401,
+      )
     }
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
       // Actions only from this page, under any of its names (127.0.0.1, localhost, [::1] with its
