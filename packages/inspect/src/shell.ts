@@ -59,3 +59,14 @@ export function encodedFromEnvironment(variable: string): string {
   if (!/^[A-Z_][A-Z0-9_]*$/.test(variable)) throw new TypeError(`@hookguard/inspect: not a variable name: ${variable}`)
   return `"$(node -p 'encodeURIComponent(process.env.${variable})')"`
 }
+
+/**
+ * A command that writes an environment variable's value percent-encoded, every byte as `%xx`
+ * (valid in a form, whatever the value holds), with POSIX tools only. The variable is checked
+ * before (see {@link fromEnvironment}): in a command substitution, a failed `:?` would not stop
+ * the script.
+ */
+export function percentEncodedFromEnvironment(variable: string): string {
+  if (!/^[A-Z_][A-Z0-9_]*$/.test(variable)) throw new TypeError(`@hookguard/inspect: not a variable name: ${variable}`)
+  return `printf '%s' "$(printf '%s' "\${${variable}}" | od -An -v -tx1 | tr -d ' \\n' | sed 's/../%&/g')"`
+}
