@@ -165,12 +165,10 @@ export function createUiApp(context: UiContext): Hono {
     const deliver = settings.deliver
     if (deliver === undefined) return c.json({ error: 'resend_unavailable', message: 'Resending needs @hookguard/emulator.' }, 501)
     const { path = '/', body } = await jsonBody<{ path?: string; body?: string }>(c)
-    if (typeof body !== 'string' || typeof path !== 'string' || !path.startsWith('/')) return c.json({ error: 'invalid_request' }, 400)
+    if (typeof body !== 'string') return c.json({ error: 'invalid_request' }, 400)
     const receive = context.receiveUrl()
     const url = resendTarget(receive, path)
-    // `//host/x` or `/\\host/x` would name another host: a recorded path is the sender's, and the
-    // resend is signed with the configured credentials.
-    if (url === undefined) return c.json({ error: 'invalid_request', message: 'The path must be a path of the receiving address.' }, 400)
+    if (url === undefined) return invalidPath(c)
     // The request goes through the emulator, marked as a resend for its row.
     const marked: typeof fetch = (input, init) => {
       const headers = new Headers(init?.headers)
@@ -203,12 +201,12 @@ export function createUiApp(context: UiContext): Hono {
   app.post('/api/preset', async (c) => {
     const { name, path = '/', body = '{}' } = await jsonBody<{ name?: string; path?: string; body?: string }>(c)
     const preset: Preset | undefined = presetsFor(settings.auth.mode).find((p) => p.name === name)
-    if (preset === undefined || typeof body !== 'string' || typeof path !== 'string' || !path.startsWith('/')) {
-      return c.json({ error: 'invalid_request' }, 400)
-    }
+    if (preset === undefined || typeof body !== 'string') return c.json({ error: 'invalid_request' }, 400)
+    const url = resendTarget(context.receiveUrl(), path)
+    if (url === undefined) return invalidPath(c)
     const key = crypto.randomUUID()
     context.rememberPreset(key, { name: preset.name, expected: preset.expected })
-    const request = await presetRequest(settings, preset.name, path, body)
+    const request = await presetRequest(settings, preset.name, `${url.pathname}${url.search}`, body)
     const answer = await sendRaw(context.receiveUrl(), request, `preset;${key}`)
     return c.json({ answers: [answer], expected: preset.expected })
   })
@@ -271,6 +269,17 @@ export function createUiApp(context: UiContext): Hono {
   return app
 }
 
+function invalidPath(c: Context) {
+  return c.json(
+    {
+      error: 'invalid_path',
+      message:
+        'The path must be a path of the receiving address (starting with one /), with no space or control character: write them %-encoded.',
+    },
+    400,
+  )
+}
+
 function notFound(c: Context) {
   return c.json({ error: 'not_found' }, 404)
 }
@@ -298,8 +307,22 @@ function exportContext({ settings, receiveUrl }: UiContext) {
   }
 }
 
-/** `path` (and its query) on the receiving address, or undefined when it would leave that address. */
-export function resendTarget(receive: string | URL, path: string): URL | undefined {
+/**
+ * `path` (and its query) on the receiving address, for a resend and a preset alike; undefined
+ * when it is no path of that address: not text, not starting with `/`, holding whitespace or a
+ * control character (which a request line cannot carry, and which `URL` would drop or encode
+ * unseen: a CR LF would else be taken out silently), or naming another host (`//host/x`,
+ * `/\\host/x`: a recorded path is the sender's, and the request is signed with the configured
+ * credentials).
+ */
+export function resendTarget(receive: string | URL, path: unknown): URL | undefined {
+  if (
+    typeof path !== 'string' ||
+    !path.startsWith('/') ||
+    /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/.test(path)
+  ) {
+    return undefined
+  }
   const base = new URL(receive)
   const url = new URL(path, base)
   return url.origin === base.origin ? url : undefined

@@ -459,6 +459,35 @@ describe('the page’s server', () => {
     expect(elsewhere).toHaveLength(0)
   })
 
+  it('refuses, for resend and presets alike, a path with whitespace or a control character, or one that leaves the receiving address', async () => {
+    const elsewhere: IncomingMessage[] = []
+    const other = await nodeApp((req, res) => {
+      elsewhere.push(req)
+      res.writeHead(204).end()
+    })
+    const { inspector: running } = await inspector({ deliver })
+    const base = new URL(running.uiUrl).origin
+    const host = new URL(other.url).host
+    const headers = { 'x-inspect-token': running.accessToken, origin: base, 'content-type': 'application/json' }
+    const paths = ['/a b', '/\t/x', '/\u0000', '/\r\nX-Injected: 1', '/x\u007f', 'hooks', `//${host}/a`, `/\\${host}/a`]
+    for (const path of paths) {
+      for (const [action, body] of [
+        ['resend', { path, body: '{"event":"ping"}' }],
+        ['preset', { name: 'no_header', path, body: '{"event":"ping"}' }],
+      ] as const) {
+        const answer = await send(`${base}/api/${action}`, { method: 'POST', headers, chunks: [JSON.stringify(body)] })
+        expect(answer.status, `${action} ${JSON.stringify(path)}`).toBe(400)
+        expect(JSON.parse(answer.body.toString()), `${action} ${JSON.stringify(path)}`).toMatchObject({ error: 'invalid_path' })
+      }
+    }
+    expect(elsewhere).toHaveLength(0)
+    // A path of the receiving address, its query included, is taken by both.
+    for (const action of ['resend', 'preset']) {
+      const body = { name: 'no_header', path: '/hooks/a%20b?x=1', body: '{"event":"ping"}' }
+      expect((await send(`${base}/api/${action}`, { method: 'POST', headers, chunks: [JSON.stringify(body)] })).status, action).toBe(200)
+    }
+  })
+
   it('never sends a secret to the page', async () => {
     const { running, base, token } = await ui()
     await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) }, chunks: [BODY] })
