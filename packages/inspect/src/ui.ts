@@ -316,11 +316,7 @@ function exportContext({ settings, receiveUrl }: UiContext) {
  * credentials).
  */
 export function resendTarget(receive: string | URL, path: unknown): URL | undefined {
-  if (
-    typeof path !== 'string' ||
-    !path.startsWith('/') ||
-    /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/.test(path)
-  ) {
+  if (typeof path !== 'string' || !path.startsWith('/') || /[\s\p{Cc}]/u.test(path)) {
     return undefined
   }
   const base = new URL(receive)
