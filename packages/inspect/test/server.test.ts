@@ -4,7 +4,9 @@ import { sign } from '@hookguard/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deliver } from '../../emulator/src/index.ts'
 import { inspectCommand } from '../src/command.ts'
+import type { InspectedRecord } from '../src/record.ts'
 import { CSP } from '../src/ui.ts'
+import { jsonLine } from '../src/view.ts'
 import { cleanup, hookguardApp, inspector, nodeApp, SECRET, send } from './helpers.ts'
 
 afterEach(cleanup)
@@ -221,7 +223,10 @@ describe('inspect --forward-to', () => {
     const { inspector: running, waitFor } = await inspector({ forwardTo: url })
     const answer = await send(`${running.receiveUrl}/hooks`, { chunks: [BODY] })
     expect(answer.status).toBe(502)
-    expect(JSON.parse(answer.body.toString())).toMatchObject({ error: 'forward_failed' })
+    expect(JSON.parse(answer.body.toString())).toEqual({ error: 'forward_failed', message: 'The app could not be reached.' })
+    // The sender is the webhook service: it learns nothing of the app's address.
+    expect(answer.body.toString()).not.toContain(new URL(url).port)
+    expect(answer.body.toString()).not.toContain('127.0.0.1')
     const [record] = await waitFor(1)
     expect(record?.app?.error).toBe('unreachable')
   })
@@ -234,7 +239,10 @@ describe('inspect --forward-to', () => {
     const slow = send(`${running.receiveUrl}/hang`, { chunks: [BODY] })
     const fast = await send(`${running.receiveUrl}/fast`, { chunks: [BODY] })
     expect(fast.status).toBe(200)
-    expect((await slow).status).toBe(504)
+    const timedOut = await slow
+    expect(timedOut.status).toBe(504)
+    expect(JSON.parse(timedOut.body.toString())).toEqual({ error: 'forward_timeout', message: 'The app did not answer within 400 ms.' })
+    expect(timedOut.body.toString()).not.toContain(new URL(hanging.url).port)
     const records = await waitFor(2)
     expect(records.find((r) => r.url === '/hang')?.app?.error).toBe('timeout')
   })
@@ -280,7 +288,11 @@ describe('inspect --forward-to', () => {
       expect(answer).toMatch(/^HTTP\/1\.1 408/)
       expect(performance.now() - started).toBeLessThan(3000)
       const [record] = await waitFor(1)
+      // Refused, as the sender was answered, for time: nothing judged, so no diagnosis and no disagreement.
       expect(record).toMatchObject({ verdict: 'refused', status: 408, code: 'request_timeout' })
+      expect(record?.diagnosis).toBeUndefined()
+      expect(record?.disagreement).toBeUndefined()
+      expect(jsonLine(record as InspectedRecord)).toMatchObject({ type: 'delivery', verdict: 'refused', code: 'request_timeout' })
     }
     expect(app.seen).toHaveLength(0)
   })
