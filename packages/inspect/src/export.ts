@@ -1,8 +1,18 @@
 import { DEFAULT_SIGNATURE_HEADER } from '@hookguard/core'
 import { fixtureJson, fixtureName, fixtureTest } from './fixture.ts'
 import type { InspectedRecord } from './record.ts'
-import { basicUser, type LeftOut, redactCredentials, redactHeader, redactUrl, withoutCredentials } from './redact.ts'
-import { encodedFromEnvironment, fromEnvironment, printfBytes, shellBytes, shellQuote } from './shell.ts'
+import {
+  basicUser,
+  formPieces,
+  isFormBody,
+  type LeftOut,
+  redactBody,
+  redactCredentials,
+  redactHeader,
+  redactUrl,
+  withoutCredentials,
+} from './redact.ts'
+import { encodedFromEnvironment, fromEnvironment, percentEncodedFromEnvironment, printfBytes, shellBytes, shellQuote } from './shell.ts'
 
 export { printfBytes, shellQuote } from './shell.ts'
 
@@ -76,6 +86,31 @@ function exportTarget(record: InspectedRecord, base: string): { url: string; lef
 
 const leftOutWhy = ({ name }: LeftOut) => `the query's ${name}, left out here`
 
+/**
+ * The command that writes the body: its exact bytes, except a form's credential fields, whose
+ * values are read from the environment (percent-encoded), each variable checked first: the lines
+ * to run before, and the command.
+ */
+function bodyWriter(record: InspectedRecord, needs: Needs): { checks: string[]; command: string } {
+  const pieces = isFormBody(record.headers) ? formPieces(record.body) : []
+  if (pieces.every((piece) => 'text' in piece)) return { checks: [], command: printfBytes(record.body) }
+  const checks: string[] = []
+  const commands: string[] = []
+  for (const piece of pieces) {
+    if ('text' in piece) {
+      if (piece.text !== '') commands.push(printfBytes(Buffer.from(piece.text, 'latin1')))
+      continue
+    }
+    needs.add(
+      piece.variable,
+      piece.variable === 'HOOKGUARD_ACCESS_TOKEN' ? 'a fresh one: hookguard token …' : `the form's ${piece.name}, left out here`,
+    )
+    checks.push(`: ${fromEnvironment(piece.variable)}\n`)
+    commands.push(percentEncodedFromEnvironment(piece.variable))
+  }
+  return { checks, command: `{ ${commands.join('; ')}; }` }
+}
+
 /** `hookguard send`, re-authenticated from the environment, the body piped as its exact bytes. */
 export function toSendCommand(record: InspectedRecord, context: ExportContext): string {
   const target = exportTarget(record, context.url)
@@ -107,9 +142,11 @@ export function toSendCommand(record: InspectedRecord, context: ExportContext): 
     args.push(`--token-url ${shellQuote(tokenUrl)}`, `--appid ${shellQuote(context.appId ?? '')}`)
   }
   args.push('--file -')
+  // The form's credentials: from the environment too (in mode oauth2, `send` also adds a fresh token to the query).
+  const body = bodyWriter(record, needs)
   // The URL's credentials are checked first: `node -p` would write "undefined" for one not set.
-  const checks = leftOut.map(({ variable }) => `: ${fromEnvironment(variable)}\n`)
-  return `${needs}${[...new Set(checks)].join('')}${printfBytes(record.body)} | ${args.join(' ')}\n`
+  const checks = [...leftOut.map(({ variable }) => `: ${fromEnvironment(variable)}\n`), ...body.checks]
+  return `${needs}${[...new Set(checks)].join('')}${body.command} | ${args.join(' ')}\n`
 }
 
 /** curl posting the exact bytes (`--data-binary @-` from `printf`), with every end-to-end header as recorded. */
@@ -149,7 +186,8 @@ export function toCurl(record: InspectedRecord, context: ExportContext): string 
     )
   }
   lines.push('--data-binary @-')
-  return `${needs}${printfBytes(record.body)} | ${lines.join(' \\\n  ')}\n`
+  const body = bodyWriter(record, needs)
+  return `${needs}${[...new Set(body.checks)].join('')}${body.command} | ${lines.join(' \\\n  ')}\n`
 }
 
 /** A header value as text: Node reads header bytes as latin1; bytes that are UTF-8 are read as UTF-8. */
@@ -169,8 +207,10 @@ const harHeaders = (headers: readonly [string, string][]) =>
 export function toHar(record: InspectedRecord, context: ExportContext): string {
   const base = new URL(context.url)
   const url = `${base.origin}${base.pathname.replace(/\/$/, '')}${redactUrl(record.url.startsWith('/') ? record.url : `/${record.url}`)}`
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(record.body)
-  const isText = Buffer.from(text, 'utf8').equals(Buffer.from(record.body))
+  // A form's credential fields `[redacted]`, as on the page.
+  const body = redactBody(record.headers, record.body)
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(body)
+  const isText = Buffer.from(text, 'utf8').equals(Buffer.from(body))
   const contentType = record.headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? 'application/octet-stream'
   const app = record.app
   const har = {
@@ -190,7 +230,7 @@ export function toHar(record: InspectedRecord, context: ExportContext): string {
             queryString: [...new URL(url).searchParams].map(([name, value]) => ({ name, value })),
             postData: isText
               ? { mimeType: headerText(contentType), text }
-              : { mimeType: headerText(contentType), text: Buffer.from(record.body).toString('base64'), encoding: 'base64' },
+              : { mimeType: headerText(contentType), text: Buffer.from(body).toString('base64'), encoding: 'base64' },
             headersSize: -1,
             bodySize: record.bodyBytes,
           },

@@ -1,7 +1,7 @@
 import { DEFAULT_SIGNATURE_HEADER } from '@hookguard/core'
 import type { ExportContext } from './export.ts'
 import type { InspectedRecord } from './record.ts'
-import { basicUser, redactHeader, redactUrl } from './redact.ts'
+import { basicUser, decodeName as decodeFieldName, formPieces, isFormBody, REDACTED, redactHeader, redactUrl } from './redact.ts'
 
 /**
  * The Vitest fixture of a delivery: `delivery-<id>.json`, the request as recorded with its
@@ -35,6 +35,42 @@ export interface Fixture {
    * way (in `headers` or `path`), never what was received.
    */
   refusedCredentials?: 'wrong_password' | 'invalid_token'
+  /**
+   * Mode oauth2, a token sent as a form field: the indexes (fields split at `&`) of the body's
+   * `access_token` fields, `[redacted]` here, which the test fills with a fresh token.
+   */
+  formToken?: number[]
+  /**
+   * Mode secret, a form whose credential fields are `[redacted]` here, recorded with a valid
+   * signature (refused for its body, not its signature): the test signs the body again.
+   */
+  resign?: boolean
+}
+
+const SIGNATURE_CODES = new Set(['missing_signature', 'invalid_signature'])
+
+/**
+ * The body a fixture keeps: a form's credential fields' values `[redacted]` (an `access_token`
+ * refused in mode oauth2 replaced with {@link INVALID_TOKEN}), and the fields that carry a token
+ * for the test to fill.
+ */
+function fixtureBody(record: InspectedRecord, refused: Fixture['refusedCredentials']): { body: Uint8Array; formToken: number[] } {
+  const pieces = isFormBody(record.headers) ? formPieces(record.body) : []
+  if (pieces.every((piece) => 'text' in piece)) return { body: record.body, formToken: [] }
+  const formToken: number[] = []
+  let fields = 0
+  let text = ''
+  for (const piece of pieces) {
+    if ('text' in piece) {
+      fields += piece.text.split('&').length - 1
+      text += piece.text
+      continue
+    }
+    const isToken = record.mode === 'oauth2' && decodeFieldName(piece.name) === 'access_token'
+    if (isToken && refused === undefined) formToken.push(fields)
+    text += isToken && refused === 'invalid_token' ? INVALID_TOKEN : REDACTED
+  }
+  return { body: new Uint8Array(Buffer.from(text, 'latin1')), formToken }
 }
 
 /** Headers a fixture does not keep: the connection's, and those of a proxy. */
@@ -57,21 +93,25 @@ export function toFixture(record: InspectedRecord): Fixture {
     headers.push([authorization[0], `Basic ${Buffer.from(`${user}:${WRONG_PASSWORD}`).toString('base64')}`])
   }
   if (refused === 'invalid_token' && !hadToken && authorization !== undefined) headers.push([authorization[0], `Bearer ${INVALID_TOKEN}`])
+  const { body, formToken } = fixtureBody(record, refused)
+  const resign = record.mode === 'secret' && body !== record.body && !(record.code !== undefined && SIGNATURE_CODES.has(record.code))
   return {
     id: record.id,
     method: record.method,
     path,
     mode: record.mode,
     headers,
-    bodyBase64: Buffer.from(record.body).toString('base64'),
+    bodyBase64: Buffer.from(body).toString('base64'),
     expected: {
       verdict: record.verdict,
       status: record.status,
       ...(record.code !== undefined && { code: record.code }),
       ...(record.hint !== undefined && { hint: record.hint }),
     },
-    authenticated: refused === undefined && (hadToken || authorization !== undefined),
+    authenticated: refused === undefined && (hadToken || authorization !== undefined || formToken.length > 0),
     ...(refused !== undefined && { refusedCredentials: refused }),
+    ...(formToken.length > 0 && { formToken }),
+    ...(resign && { resign }),
   }
 }
 
@@ -102,15 +142,16 @@ export const fixtureName = (record: InspectedRecord) => `delivery-${record.id}`
  * The generated test's imports, written out at run time: as literal text in this module, a
  * packaging check that reads imports from the bundle would take them for this package's own.
  */
-const TEST_IMPORTS = (
-  [
-    ['readFileSync', 'node:fs'],
-    ['createReceiver', '@hookguard/core'],
-    ['expect, it', 'vitest'],
-  ] as const
-)
-  .map(([names, from]) => `import { ${names} } from ${`'${from}'`}`)
-  .join('\n')
+const testImports = (resign: boolean) =>
+  (
+    [
+      ['readFileSync', 'node:fs'],
+      [resign ? 'createReceiver, sign' : 'createReceiver', '@hookguard/core'],
+      ['expect, it', 'vitest'],
+    ] as const
+  )
+    .map(([names, from]) => `import { ${names} } from ${`'${from}'`}`)
+    .join('\n')
 
 /** What the generated test does about credentials, before it verifies. */
 function credentialsStep(fixture: Fixture, context: ExportContext): string {
@@ -131,11 +172,28 @@ function credentialsStep(fixture: Fixture, context: ExportContext): string {
   headers.set('authorization', \`Basic \${Buffer.from(\`\${user}:\${env('HOOKGUARD_PASSWORD')}\`).toString('base64')}\`)
 `
   }
-  return `  // The recorded token has expired by now: a fresh one from the same settings.
+  const fresh = `  // The recorded token has expired by now: a fresh one from the same settings.
   const issued = await receiver.token(
     new Request(\`http://localhost/token?appid=\${encodeURIComponent(env('HOOKGUARD_APPID', ${JSON.stringify(context.appId ?? '')}))}&secret=\${encodeURIComponent(env('HOOKGUARD_APP_SECRET'))}&grant_type=client_credentials\`),
   )
-  url.searchParams.set('access_token', (JSON.parse(issued.body) as { access_token: string }).access_token)
+  const token = (JSON.parse(issued.body) as { access_token: string }).access_token
+`
+  if (fixture.formToken !== undefined) {
+    return `${fresh}  // Sent as a form field: written where the recorded one was.
+  const fields = body.toString('latin1').split('&')
+  for (const index of ${JSON.stringify(fixture.formToken)}) fields[index] = \`\${fields[index]?.split('=')[0]}=\${encodeURIComponent(token)}\`
+  body = Buffer.from(fields.join('&'), 'latin1')
+`
+  }
+  return `${fresh}  url.searchParams.set('access_token', token)
+`
+}
+
+/** Mode secret, a form's credentials `[redacted]`: the recorded signature covered other bytes. */
+function resignStep(fixture: Fixture, header: string): string {
+  if (fixture.resign !== true) return ''
+  return `  // The form's credential fields are [redacted] here: the recorded signature was valid, so the body is signed again.
+  headers.set(${JSON.stringify(header)}, await sign(body, env('HOOKGUARD_SECRET').split(',')[0] as string))
 `
 }
 
@@ -158,7 +216,7 @@ export function fixtureTest(record: InspectedRecord, context: ExportContext): st
           : `{ mode: 'none' }`
   return `// Recorded by hookguard inspect: delivery #${record.id}, ${record.verdict}${record.code === undefined ? '' : ` (${record.code})`}.
 // Run with: npx vitest run ${name}.test.ts (settings from the same environment variables as hookguard inspect)
-${TEST_IMPORTS}
+${testImports(fixture.resign === true)}
 
 interface Fixture {
   method: string
@@ -180,9 +238,8 @@ it('answers delivery #${record.id} as recorded: ${record.verdict}${record.code =
   const receiver = createReceiver({ auth: ${auth}, signatureHeader: ${JSON.stringify(header)} })
   const url = new URL(fixture.path, 'http://localhost')
   const headers = new Headers(fixture.headers)
-${credentialsStep(fixture, context)}  const result = await receiver.verify(
-    new Request(url, { method: fixture.method, headers, body: Buffer.from(fixture.bodyBase64, 'base64') }),
-  )
+  ${fixture.formToken === undefined ? 'const' : 'let'} body = Buffer.from(fixture.bodyBase64, 'base64')
+${credentialsStep(fixture, context)}${resignStep(fixture, header)}  const result = await receiver.verify(new Request(url, { method: fixture.method, headers, body }))
   if (fixture.expected.verdict === 'verified') {
     expect(result.ok).toBe(true)
   } else {

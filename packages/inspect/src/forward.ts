@@ -56,16 +56,15 @@ export function createForwarder(settings: InspectorSettings, target: URL) {
     })
     let responding = false
 
-    const failed = (error: 'unreachable' | 'timeout', detail: string) => {
+    const failed = (error: 'unreachable' | 'timeout') => {
       if (settled) return
       req.unpipe(upstream)
       upstream.destroy()
       if (!res.headersSent) {
         const status = error === 'timeout' ? 504 : 502
-        const message =
-          error === 'timeout'
-            ? `The app at ${target.host} did not answer within ${timeoutMs} ms.`
-            : `The app at ${target.host} could not be reached (${detail}).`
+        // The sender is the webhook service: it is told what failed, not the app's address or the
+        // error's name (the page and the terminal show where the inspector forwards to).
+        const message = error === 'timeout' ? `The app did not answer within ${timeoutMs} ms.` : 'The app could not be reached.'
         res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', connection: 'close' })
         res.end(JSON.stringify({ error: error === 'timeout' ? 'forward_timeout' : 'forward_failed', message }))
         // Whatever the sender still sends is read and dropped, so that it reads the answer.
@@ -74,12 +73,12 @@ export function createForwarder(settings: InspectorSettings, target: URL) {
       settle({ headers: [], body: new Uint8Array(0), error, durationMs: performance.now() - started })
     }
     const startDeadline = () => {
-      deadline ??= setTimeout(() => failed('timeout', 'timeout'), timeoutMs)
+      deadline ??= setTimeout(() => failed('timeout'), timeoutMs)
     }
     upstream.once('finish', startDeadline)
     // An app that stops reading the request: no activity on the connection for as long.
-    upstream.setTimeout(timeoutMs, () => failed('timeout', 'timeout'))
-    upstream.on('error', (error: NodeJS.ErrnoException) => failed('unreachable', error.code ?? 'error'))
+    upstream.setTimeout(timeoutMs, () => failed('timeout'))
+    upstream.on('error', () => failed('unreachable'))
     upstream.on('response', (up) => {
       responding = true
       startDeadline()
@@ -124,7 +123,7 @@ export function createForwarder(settings: InspectorSettings, target: URL) {
       // Reported by `close` below, whose `complete` says whether the answer was whole.
       up.on('error', () => {})
       up.once('close', () => {
-        if (!up.complete) failed('unreachable', 'aborted')
+        if (!up.complete) failed('unreachable')
       })
     })
     // The sender gave up: so does the request to the app.

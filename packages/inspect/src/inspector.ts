@@ -14,9 +14,12 @@ import { summarize } from './view.ts'
 export interface Inspector {
   /** Where deliveries are received: `http://127.0.0.1:8787`. */
   receiveUrl: string
-  /** The page's address, with this run's access token: open it once, the browser keeps a cookie. */
+  /**
+   * The page's address, with this run's access token in its fragment (never sent to a server):
+   * the page keeps it in the tab's `sessionStorage` and sends it in an `X-Inspect-Token` header.
+   */
   uiUrl: string
-  /** The page's access token; also accepted in an `X-Inspect-Token` header. */
+  /** The page's access token, expected in an `X-Inspect-Token` header on every API call. */
   accessToken: string
   /** Every record kept, oldest first. */
   records(): InspectedRecord[]
@@ -129,7 +132,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
 
   return {
     receiveUrl: `http://${hostForUrl}:${receivePort}`,
-    uiUrl: `http://${hostForUrl}:${uiPort}/?token=${accessToken}`,
+    uiUrl: `http://${hostForUrl}:${uiPort}/#token=${accessToken}`,
     accessToken,
     records: () => ring.all(),
     async close() {

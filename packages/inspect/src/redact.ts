@@ -8,18 +8,21 @@ import { createHash } from 'node:crypto'
  * an environment variable ({@link credentialVariable}).
  */
 
-const CREDENTIAL_NAME = /access_token|secret|password/i
+const CREDENTIAL_NAME = /access_token|refresh_token|secret|password/i
 export const REDACTED = '[redacted]'
 
-/** A query parameter's name, as written (maybe percent-encoded), names a credential. */
+/**
+ * A field's name as a form or a query reads it: `+` a space, each valid `%XX` its byte, an
+ * invalid `%` kept (as `URLSearchParams` does, so that `secr%65t%` cannot slip past). Bytes read
+ * as latin1: the names matched are ASCII.
+ */
+export function decodeName(name: string): string {
+  return name.replace(/\+/g, ' ').replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+}
+
+/** A query parameter's or a form field's name, as written (maybe percent-encoded), names a credential. */
 export function isCredentialName(name: string): boolean {
-  let decoded = name
-  try {
-    decoded = decodeURIComponent(name.replace(/\+/g, ' '))
-  } catch {
-    // Kept as written.
-  }
-  return CREDENTIAL_NAME.test(decoded)
+  return CREDENTIAL_NAME.test(decodeName(name))
 }
 
 /** The path, and the query's parameters as written (`name=value`), split at `&`. */
@@ -67,12 +70,7 @@ export function withoutCredentials(url: string): { url: string; leftOut: LeftOut
  * `HOOKGUARD_CLIENT_SECRET`). Letters, digits and `_` only: safe in any shell.
  */
 export function credentialVariable(name: string): string {
-  let decoded = name
-  try {
-    decoded = decodeURIComponent(name.replace(/\+/g, ' '))
-  } catch {
-    // Kept as written.
-  }
+  const decoded = decodeName(name)
   const lower = decoded.toLowerCase()
   if (lower === 'access_token') return 'HOOKGUARD_ACCESS_TOKEN'
   if (lower === 'secret') return 'HOOKGUARD_APP_SECRET'
@@ -113,11 +111,62 @@ export function basicUser(credentials: string): string | undefined {
   return colon < 0 ? undefined : decoded.slice(0, colon)
 }
 
-/** Token requests' and answers' text: credential fields of a form or a JSON object replaced. */
+/**
+ * Token requests' and answers' text: credential fields of a form or a JSON object replaced, a
+ * form field's name read decoded (`secr%65t`).
+ */
 export function redactCredentials(text: string): string {
   return text
-    .replace(/("(?:access_token|secret|client_secret|appsecret|password)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi, `$1"${REDACTED}"`)
-    .replace(/((?:^|[&?])[^=&]*(?:access_token|secret|password)[^=&]*=)[^&\s]*/gi, `$1${REDACTED}`)
+    .replace(/("(?:access_token|refresh_token|secret|client_secret|appsecret|password)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi, `$1"${REDACTED}"`)
+    .replace(/(^|[&?])([^=&]*)=([^&\s]*)/g, (field: string, before: string, name: string) =>
+      isCredentialName(name) ? `${before}${name}=${REDACTED}` : field,
+    )
+}
+
+/** The body is a form (`application/x-www-form-urlencoded`), by its `Content-Type`: its fields may be credentials. */
+export function isFormBody(headers: readonly [string, string][]): boolean {
+  const type = headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? ''
+  return /application\/x-www-form-urlencoded/i.test(type)
+}
+
+/** A form field, split at `&`, that holds a credential: its name as written, and the variable a command reads its value from. */
+export type FormPiece = { text: string } | LeftOut
+
+/**
+ * A form body split into its text (as latin1, byte for byte) and its credential fields' values,
+ * each one standing where the value was: `name=` stays in the text before it.
+ */
+export function formPieces(body: Uint8Array): FormPiece[] {
+  const pieces: FormPiece[] = []
+  let text = ''
+  const fields = Buffer.from(body).toString('latin1').split('&')
+  fields.forEach((field, index) => {
+    const separator = index === 0 ? '' : '&'
+    const at = field.indexOf('=')
+    const name = at < 0 ? field : field.slice(0, at)
+    if (at < 0 || !isCredentialName(name)) {
+      text += `${separator}${field}`
+      return
+    }
+    pieces.push({ text: `${text}${separator}${name}=` })
+    pieces.push({ name, variable: credentialVariable(name) })
+    text = ''
+  })
+  if (text !== '') pieces.push({ text })
+  return pieces
+}
+
+/** The form body with each credential field's value replaced by `value(piece)`; other bytes as they are. */
+export function rebuildForm(body: Uint8Array, value: (credential: LeftOut) => string): Uint8Array {
+  const text = formPieces(body)
+    .map((piece) => ('text' in piece ? piece.text : value(piece)))
+    .join('')
+  return new Uint8Array(Buffer.from(text, 'latin1'))
+}
+
+/** What may be shown of a body: a form's credential fields' values `[redacted]`; any other body as it is. */
+export function redactBody(headers: readonly [string, string][], body: Uint8Array): Uint8Array {
+  return isFormBody(headers) && formPieces(body).some((piece) => !('text' in piece)) ? rebuildForm(body, () => REDACTED) : body
 }
 
 /** A short, one-way name for a token, so that a delivery can be linked to the request that issued it. */

@@ -11,12 +11,14 @@ export function shellQuote(text: string): string {
 /**
  * A `printf` format for exactly these bytes: printable ASCII as it is (with `%` and `\` doubled),
  * every other byte as a three-digit octal escape, so NUL, newlines and UTF-8 survive any shell.
- * `printf` (POSIX) interprets the escapes in its format.
+ * `printf` (POSIX) interprets the escapes in its format. A leading `-` is an escape too: as the
+ * format's first character, `printf` would read it as an option (`-1`, `-n`) and write nothing.
  */
 function printfFormat(bytes: Uint8Array): string {
   let out = ''
-  for (const byte of bytes) {
-    if (byte === 0x25) out += '%%'
+  for (const [index, byte] of bytes.entries()) {
+    if (index === 0 && byte === 0x2d) out += '\\055'
+    else if (byte === 0x25) out += '%%'
     else if (byte === 0x5c) out += '\\\\'
     else if (byte === 0x27) out += '\\047'
     else if (byte >= 0x20 && byte < 0x7f) out += String.fromCharCode(byte)
@@ -58,4 +60,15 @@ export function fromEnvironment(variable: string): string {
 export function encodedFromEnvironment(variable: string): string {
   if (!/^[A-Z_][A-Z0-9_]*$/.test(variable)) throw new TypeError(`@hookguard/inspect: not a variable name: ${variable}`)
   return `"$(node -p 'encodeURIComponent(process.env.${variable})')"`
+}
+
+/**
+ * A command that writes an environment variable's value percent-encoded, every byte as `%xx`
+ * (valid in a form, whatever the value holds), with POSIX tools only. The variable is checked
+ * before (see {@link fromEnvironment}): in a command substitution, a failed `:?` would not stop
+ * the script.
+ */
+export function percentEncodedFromEnvironment(variable: string): string {
+  if (!/^[A-Z_][A-Z0-9_]*$/.test(variable)) throw new TypeError(`@hookguard/inspect: not a variable name: ${variable}`)
+  return `printf '%s' "$(printf '%s' "\${${variable}}" | od -An -v -tx1 | tr -d ' \\n' | sed 's/../%&/g')"`
 }

@@ -1,7 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { timingSafeEqual } from '@hookguard/core/adapter'
 import { type Context, Hono } from 'hono'
-import { getCookie, setCookie } from 'hono/cookie'
 import { streamSSE } from 'hono/streaming'
 import { type Preset, presetRequest, presetsFor, replay, type SentAnswer, sendRaw } from './actions.ts'
 import { diffRecords } from './diff.ts'
@@ -19,15 +18,16 @@ import { detail, type RecordSummary, summarize } from './view.ts'
  */
 
 /**
- * The cookie's name carries the page's port: browsers keep cookies per host, not per port, so two
- * inspectors on one machine (or another tool on 127.0.0.1) would otherwise overwrite each other's.
- * For the same reason every server on the host receives it, the app behind the inspector
- * included: its value is a session of this page's server, never the access token, so it opens no
- * other inspector, cannot be traded for the token's address, and ends with the run.
+ * The access token travels in the `X-Inspect-Token` header of each API call, never in a cookie:
+ * browsers scope cookies by host, not port, so any server on 127.0.0.1 the browser visits would
+ * receive one and could replay it. The printed address carries the token in its fragment
+ * (`/#token=…`), which no browser sends to a server; the page keeps it in the tab's
+ * `sessionStorage` (scoped to scheme, host and port) and adds the header itself.
  */
-export const cookieName = (port: string) => `hookguard_inspect_${port.replace(/\D/g, '')}`
 export const TOKEN_HEADER = 'x-inspect-token'
 const MAX_REPLAYS = 20
+/** The page's shell: served to anyone who passes the Host check, since it holds no data. */
+const SHELL = new Set(['/', '/favicon.ico', '/app.js', '/app.css'])
 const EXPORTS = new Set<ExportFormat>(['send', 'curl', 'har', 'fixture', 'fixture-test'])
 
 /** No inline script or style, nothing from elsewhere: a payload that slips into markup cannot run. */
@@ -73,8 +73,6 @@ function sameSecret(given: string | undefined, expected: string): boolean {
 
 export function createUiApp(context: UiContext): Hono {
   const { settings, ring, accessToken } = context
-  // What the cookie holds: valid as a cookie of this server only, and for this run.
-  const session = randomBytes(32).toString('base64url')
   const app = new Hono()
 
   app.use('*', async (c, next) => {
@@ -88,21 +86,14 @@ export function createUiApp(context: UiContext): Hono {
   })
 
   app.use('*', async (c, next) => {
-    // The token in the address once, traded for a cookie that holds this server's session, not the token.
-    const fromQuery = c.req.query('token')
-    if (c.req.method === 'GET' && c.req.path === '/' && fromQuery !== undefined) {
-      if (!sameSecret(fromQuery, accessToken)) return c.text('Wrong access token.', 401)
-      setCookie(c, cookieName(new URL(c.req.url).port), session, { httpOnly: true, sameSite: 'Strict', path: '/' })
-      const url = new URL(c.req.url)
-      url.searchParams.delete('token')
-      // The address bar and the history keep the page's address without the token.
-      return c.redirect(`/${url.search}${url.hash}`, 303)
-    }
-    const header = c.req.header(TOKEN_HEADER)
-    const allowed =
-      header === undefined ? sameSecret(getCookie(c, cookieName(new URL(c.req.url).port)), session) : sameSecret(header, accessToken)
-    if (!allowed) {
-      return c.text('Open the address `hookguard inspect` printed: it carries this run’s access token.', 401)
+    // The page's shell (markup, script, style: no data) loads without the token; the page then
+    // reads it from its address's fragment, and asks the API with it.
+    if ((c.req.method === 'GET' || c.req.method === 'HEAD') && SHELL.has(c.req.path)) return next()
+    if (!sameSecret(c.req.header(TOKEN_HEADER), accessToken)) {
+      return c.json(
+        { error: 'access_token_required', message: 'Open the address `hookguard inspect` printed: it carries this run’s access token.' },
+        401,
+      )
     }
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
       // Actions only from this page, under any of its names (127.0.0.1, localhost, [::1] with its
@@ -174,12 +165,10 @@ export function createUiApp(context: UiContext): Hono {
     const deliver = settings.deliver
     if (deliver === undefined) return c.json({ error: 'resend_unavailable', message: 'Resending needs @hookguard/emulator.' }, 501)
     const { path = '/', body } = await jsonBody<{ path?: string; body?: string }>(c)
-    if (typeof body !== 'string' || typeof path !== 'string' || !path.startsWith('/')) return c.json({ error: 'invalid_request' }, 400)
+    if (typeof body !== 'string') return c.json({ error: 'invalid_request' }, 400)
     const receive = context.receiveUrl()
     const url = resendTarget(receive, path)
-    // `//host/x` or `/\\host/x` would name another host: a recorded path is the sender's, and the
-    // resend is signed with the configured credentials.
-    if (url === undefined) return c.json({ error: 'invalid_request', message: 'The path must be a path of the receiving address.' }, 400)
+    if (url === undefined) return invalidPath(c)
     // The request goes through the emulator, marked as a resend for its row.
     const marked: typeof fetch = (input, init) => {
       const headers = new Headers(init?.headers)
@@ -212,12 +201,12 @@ export function createUiApp(context: UiContext): Hono {
   app.post('/api/preset', async (c) => {
     const { name, path = '/', body = '{}' } = await jsonBody<{ name?: string; path?: string; body?: string }>(c)
     const preset: Preset | undefined = presetsFor(settings.auth.mode).find((p) => p.name === name)
-    if (preset === undefined || typeof body !== 'string' || typeof path !== 'string' || !path.startsWith('/')) {
-      return c.json({ error: 'invalid_request' }, 400)
-    }
+    if (preset === undefined || typeof body !== 'string') return c.json({ error: 'invalid_request' }, 400)
+    const url = resendTarget(context.receiveUrl(), path)
+    if (url === undefined) return invalidPath(c)
     const key = crypto.randomUUID()
     context.rememberPreset(key, { name: preset.name, expected: preset.expected })
-    const request = await presetRequest(settings, preset.name, path, body)
+    const request = await presetRequest(settings, preset.name, `${url.pathname}${url.search}`, body)
     const answer = await sendRaw(context.receiveUrl(), request, `preset;${key}`)
     return c.json({ answers: [answer], expected: preset.expected })
   })
@@ -280,6 +269,17 @@ export function createUiApp(context: UiContext): Hono {
   return app
 }
 
+function invalidPath(c: Context) {
+  return c.json(
+    {
+      error: 'invalid_path',
+      message:
+        'The path must be a path of the receiving address (starting with one /), with no space or control character: write them %-encoded.',
+    },
+    400,
+  )
+}
+
 function notFound(c: Context) {
   return c.json({ error: 'not_found' }, 404)
 }
@@ -307,8 +307,18 @@ function exportContext({ settings, receiveUrl }: UiContext) {
   }
 }
 
-/** `path` (and its query) on the receiving address, or undefined when it would leave that address. */
-export function resendTarget(receive: string | URL, path: string): URL | undefined {
+/**
+ * `path` (and its query) on the receiving address, for a resend and a preset alike; undefined
+ * when it is no path of that address: not text, not starting with `/`, holding whitespace or a
+ * control character (which a request line cannot carry, and which `URL` would drop or encode
+ * unseen: a CR LF would else be taken out silently), or naming another host (`//host/x`,
+ * `/\\host/x`: a recorded path is the sender's, and the request is signed with the configured
+ * credentials).
+ */
+export function resendTarget(receive: string | URL, path: unknown): URL | undefined {
+  if (typeof path !== 'string' || !path.startsWith('/') || /[\s\p{Cc}]/u.test(path)) {
+    return undefined
+  }
   const base = new URL(receive)
   const url = new URL(path, base)
   return url.origin === base.origin ? url : undefined

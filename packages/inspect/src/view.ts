@@ -1,6 +1,6 @@
 import { coveredSegments } from './diagnose.ts'
 import type { InspectedRecord } from './record.ts'
-import { pathOnly, redactCredentials, redactHeader, redactUrl } from './redact.ts'
+import { pathOnly, redactBody, redactCredentials, redactHeader, redactUrl } from './redact.ts'
 
 /**
  * What the page and the `--json` lines get of a record: codes, statuses and redacted text.
@@ -112,17 +112,19 @@ const MAX_SEGMENTED = 256 * 1024
 
 export function detail(record: InspectedRecord, usedBy?: number[]): RecordDetail {
   const isToken = record.kind === 'token'
+  // A form's credential fields (`access_token`, `client_secret`…) are shown `[redacted]`.
+  const body = redactBody(record.headers, record.body)
   const out: RecordDetail = {
     ...summarize(record, usedBy),
     headers: record.headers.map(([name, value]) => [name, redactHeader(name, value)]),
-    bodyBase64: isToken ? '' : Buffer.from(record.body).toString('base64'),
+    bodyBase64: isToken ? '' : Buffer.from(body).toString('base64'),
     truncated: record.body.byteLength < record.bodyBytes,
   }
   if (isToken) out.bodyText = redactCredentials(new TextDecoder().decode(record.body))
-  if (record.mode === 'secret' && !isToken && record.body.byteLength <= MAX_SEGMENTED) out.covered = coveredSegments(record.body)
+  if (record.mode === 'secret' && !isToken && body.byteLength <= MAX_SEGMENTED) out.covered = coveredSegments(body)
   if (!isToken) {
     try {
-      out.payload = JSON.stringify(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(record.body)), null, 2)
+      out.payload = JSON.stringify(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body)), null, 2)
     } catch {
       // Not JSON: no parsed pane.
     }

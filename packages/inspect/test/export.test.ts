@@ -67,6 +67,45 @@ describe('shellQuote and printfBytes', () => {
     const bytes = run.stdout.trim().split(/\s+/).map(Number)
     expect(bytes).toEqual([...all])
   })
+
+  for (const shell of ['bash', 'dash']) {
+    it(`write a body that starts with a dash as it is, never as an option of printf (${shell})`, () => {
+      for (const text of ['-1', '-n -e {}', '--', '-', '-%s\\n', '--help']) {
+        const body = new TextEncoder().encode(text)
+        const run = spawnSync(shell, ['-c', printfBytes(body)], { encoding: 'buffer' })
+        expect(run.stderr.toString(), text).toBe('')
+        expect(run.stdout.toString('latin1'), text).toBe(text)
+      }
+    })
+
+    it(`make curl and hookguard send post such a body byte for byte (${shell})`, async () => {
+      const dir = join(PACKAGE, 'test', `.dash-${process.pid}-${shell}`)
+      mkdirSync(dir, { recursive: true })
+      try {
+        // Stand-ins that write the body they are given.
+        for (const name of ['curl', 'hookguard']) {
+          writeFileSync(join(dir, name), '#!/bin/sh\ncat\n')
+          chmodSync(join(dir, name), 0o755)
+        }
+        for (const text of ['-1', '-n -e {}']) {
+          const record = recordOf(new TextEncoder().encode(text), [['Content-Type', 'application/json']])
+          for (const command of [
+            toCurl(record, { url: 'http://127.0.0.1:8787' }),
+            toSendCommand(record, { url: 'http://127.0.0.1:8787' }),
+          ]) {
+            const run = spawnSync(shell, ['-c', command], {
+              encoding: 'buffer',
+              env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, HOOKGUARD_SECRET: SECRET },
+            })
+            expect(run.stderr.toString(), command).toBe('')
+            expect(run.stdout.toString('latin1'), command).toBe(text)
+          }
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  }
 })
 
 describe('toCurl', () => {

@@ -70,7 +70,7 @@ async function startFrom(file: string): Promise<{ ids: number[]; stderr: string 
   const ui = new URL(ready.ui)
   const state = await send(`${ui.origin}/api/state`, {
     method: 'GET',
-    headers: { 'x-inspect-token': ui.searchParams.get('token') ?? '' },
+    headers: { 'x-inspect-token': new URLSearchParams(ui.hash.slice(1)).get('token') ?? '' },
   })
   controller.abort()
   expect(await done).toBe(0)

@@ -4,7 +4,9 @@ import { sign } from '@hookguard/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deliver } from '../../emulator/src/index.ts'
 import { inspectCommand } from '../src/command.ts'
+import type { InspectedRecord } from '../src/record.ts'
 import { CSP } from '../src/ui.ts'
+import { jsonLine } from '../src/view.ts'
 import { cleanup, hookguardApp, inspector, nodeApp, SECRET, send } from './helpers.ts'
 
 afterEach(cleanup)
@@ -183,7 +185,7 @@ describe('inspect --forward-to', () => {
     expect(app.seen[0]?.url).toBe('/base/hooks?tenant=a')
     const [record] = await waitFor(1)
     expect(record).toMatchObject({ url: '/hooks?tenant=a', verdict: 'verified' })
-    const base = running.uiUrl.replace(/\/\?token=.*$/, '')
+    const base = new URL(running.uiUrl).origin
     const har = await send(`${base}/api/records/${record?.id}/export/har`, {
       method: 'GET',
       headers: { 'x-inspect-token': running.accessToken },
@@ -221,7 +223,10 @@ describe('inspect --forward-to', () => {
     const { inspector: running, waitFor } = await inspector({ forwardTo: url })
     const answer = await send(`${running.receiveUrl}/hooks`, { chunks: [BODY] })
     expect(answer.status).toBe(502)
-    expect(JSON.parse(answer.body.toString())).toMatchObject({ error: 'forward_failed' })
+    expect(JSON.parse(answer.body.toString())).toEqual({ error: 'forward_failed', message: 'The app could not be reached.' })
+    // The sender is the webhook service: it learns nothing of the app's address.
+    expect(answer.body.toString()).not.toContain(new URL(url).port)
+    expect(answer.body.toString()).not.toContain('127.0.0.1')
     const [record] = await waitFor(1)
     expect(record?.app?.error).toBe('unreachable')
   })
@@ -234,7 +239,10 @@ describe('inspect --forward-to', () => {
     const slow = send(`${running.receiveUrl}/hang`, { chunks: [BODY] })
     const fast = await send(`${running.receiveUrl}/fast`, { chunks: [BODY] })
     expect(fast.status).toBe(200)
-    expect((await slow).status).toBe(504)
+    const timedOut = await slow
+    expect(timedOut.status).toBe(504)
+    expect(JSON.parse(timedOut.body.toString())).toEqual({ error: 'forward_timeout', message: 'The app did not answer within 400 ms.' })
+    expect(timedOut.body.toString()).not.toContain(new URL(hanging.url).port)
     const records = await waitFor(2)
     expect(records.find((r) => r.url === '/hang')?.app?.error).toBe('timeout')
   })
@@ -280,7 +288,11 @@ describe('inspect --forward-to', () => {
       expect(answer).toMatch(/^HTTP\/1\.1 408/)
       expect(performance.now() - started).toBeLessThan(3000)
       const [record] = await waitFor(1)
+      // Refused, as the sender was answered, for time: nothing judged, so no diagnosis and no disagreement.
       expect(record).toMatchObject({ verdict: 'refused', status: 408, code: 'request_timeout' })
+      expect(record?.diagnosis).toBeUndefined()
+      expect(record?.disagreement).toBeUndefined()
+      expect(jsonLine(record as InspectedRecord)).toMatchObject({ type: 'delivery', verdict: 'refused', code: 'request_timeout' })
     }
     expect(app.seen).toHaveLength(0)
   })
@@ -312,7 +324,7 @@ describe('inspect --forward-to', () => {
 describe('the page’s server', () => {
   async function ui() {
     const { inspector: running } = await inspector()
-    const base = running.uiUrl.replace(/\/\?token=.*$/, '')
+    const base = new URL(running.uiUrl).origin
     return { running, base, token: running.accessToken }
   }
 
@@ -322,59 +334,76 @@ describe('the page’s server', () => {
     expect(answer.status).toBe(421)
   })
 
-  it('answers 401 without the access token, or with a wrong one', async () => {
+  it('answers 401 to every API call without the access token in its header, or with a wrong one', async () => {
     const { base } = await ui()
-    expect((await send(`${base}/api/state`, { method: 'GET' })).status).toBe(401)
-    expect((await send(`${base}/?token=wrong`, { method: 'GET' })).status).toBe(401)
+    for (const path of ['/api/state', '/api/records/1', '/api/events', '/api/records/1/export/curl']) {
+      expect((await send(`${base}${path}`, { method: 'GET' })).status, path).toBe(401)
+      expect((await send(`${base}${path}`, { method: 'GET', headers: { 'x-inspect-token': 'wrong' } })).status, path).toBe(401)
+    }
   })
 
-  it('trades the token in the address for an HttpOnly, SameSite=Strict cookie', async () => {
-    const { running, base } = await ui()
-    const answer = await send(running.uiUrl, { method: 'GET' })
-    expect(answer.status).toBe(303)
-    expect(answer.headers.location).toBe('/')
-    const cookie = String(answer.headers['set-cookie'])
-    expect(cookie).toMatch(/HttpOnly/)
-    expect(cookie).toMatch(/SameSite=Strict/)
-    const page = await send(`${base}/`, { method: 'GET', headers: { cookie: cookie.split(';')[0] as string } })
+  it('prints its address with the token in the fragment, which no browser sends to a server', async () => {
+    const { running } = await ui()
+    const url = new URL(running.uiUrl)
+    expect(url.pathname).toBe('/')
+    expect(url.search).toBe('')
+    expect(url.hash).toBe(`#token=${running.accessToken}`)
+  })
+
+  it('serves the page shell without the token, and no data with it', async () => {
+    const { base } = await ui()
+    const page = await send(`${base}/`, { method: 'GET' })
     expect(page.status).toBe(200)
     expect(page.headers['content-security-policy']).toBe(CSP)
+    expect(page.headers['set-cookie']).toBeUndefined()
     expect(page.body.toString()).not.toMatch(/<script>[^<]/)
+    for (const path of ['/app.js', '/app.css']) expect((await send(`${base}${path}`, { method: 'GET' })).status, path).toBe(200)
   })
 
-  it('names its cookie for its port, and gives it a value of its own, not the access token', async () => {
+  it('answers 401 to a request that carries only a cookie, whatever it holds', async () => {
     const { running, base } = await ui()
     const port = new URL(base).port
-    const cookie = String((await send(running.uiUrl, { method: 'GET' })).headers['set-cookie'])
-    const [pair = ''] = cookie.split(';')
-    const [name, value = ''] = pair.split('=')
-    expect(name).toBe(`hookguard_inspect_${port}`)
-    expect(cookie).toMatch(/; Path=\//)
-    expect(value.length).toBeGreaterThanOrEqual(32)
-    expect(value).not.toContain(running.accessToken)
-    expect((await send(`${base}/api/state`, { method: 'GET', headers: { cookie: pair } })).status).toBe(200)
-    // The access token is no cookie: an app on another port that receives this cookie learns no token.
-    const asCookie = `hookguard_inspect_${port}=${running.accessToken}`
-    expect((await send(`${base}/api/state`, { method: 'GET', headers: { cookie: asCookie } })).status).toBe(401)
-    // Nor is the cookie's value an access token.
-    expect((await send(`${base}/api/state`, { method: 'GET', headers: { 'x-inspect-token': value } })).status).toBe(401)
-    expect((await send(`${base}/?token=${value}`, { method: 'GET' })).status).toBe(401)
+    for (const cookie of [
+      `hookguard_inspect_${port}=${running.accessToken}`,
+      `hookguard_inspect_${port}=x`,
+      `token=${running.accessToken}`,
+    ]) {
+      expect((await send(`${base}/api/state`, { method: 'GET', headers: { cookie } })).status, cookie).toBe(401)
+    }
   })
 
-  it('keeps two inspectors apart: each one’s cookie opens its own page only', async () => {
+  it('gives a server the browser visits nothing to replay: without the token header, no resend and no record', async () => {
+    // Another server on 127.0.0.1 receives the browser's cookies for this host (any port) and
+    // replays them from its own side, with no Origin. The page sets none, and none opens the API.
+    const { inspector: running, waitFor } = await inspector({ deliver })
+    const base = new URL(running.uiUrl).origin
+    await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) }, chunks: [BODY] })
+    await waitFor(1)
+    const cookies: string[] = []
+    for (const path of ['/', `/?token=${running.accessToken}`, `/#token=${running.accessToken}`]) {
+      const answer = await send(`${base}${path}`, { method: 'GET' })
+      for (const cookie of [answer.headers['set-cookie'] ?? []].flat()) cookies.push(cookie.split(';')[0] as string)
+    }
+    expect(cookies).toEqual([])
+    const cookie = `hookguard_inspect_${new URL(base).port}=anything`
+    const resend = await send(`${base}/api/resend`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json' },
+      chunks: [JSON.stringify({ path: '/webhooks', body: '{"event":"order.paid","to":"attacker"}' })],
+    })
+    expect(resend.status).toBe(401)
+    for (const path of ['/api/state', '/api/records/1', '/api/records/1/export/curl']) {
+      expect((await send(`${base}${path}`, { method: 'GET', headers: { cookie } })).status, path).toBe(401)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(await waitFor(1)).toHaveLength(1)
+  })
+
+  it('keeps two inspectors apart: each one’s token opens its own API only', async () => {
     const one = await ui()
     const two = await ui()
-    const cookieOf = async (running: typeof one.running) =>
-      String((await send(running.uiUrl, { method: 'GET' })).headers['set-cookie']).split(';')[0] as string
-    const [first, second] = [await cookieOf(one.running), await cookieOf(two.running)]
-    expect(first.split('=')[0]).not.toBe(second.split('=')[0])
-    // A browser sends both cookies to both ports.
-    const both = `${first}; ${second}`
-    expect((await send(`${one.base}/api/state`, { method: 'GET', headers: { cookie: both } })).status).toBe(200)
-    expect((await send(`${two.base}/api/state`, { method: 'GET', headers: { cookie: both } })).status).toBe(200)
-    // Each one's under the other's name is refused.
-    const swapped = `${second.split('=')[0]}=${first.split('=')[1]}`
-    expect((await send(`${two.base}/api/state`, { method: 'GET', headers: { cookie: swapped } })).status).toBe(401)
+    expect((await send(`${one.base}/api/state`, { method: 'GET', headers: { 'x-inspect-token': one.token } })).status).toBe(200)
+    expect((await send(`${two.base}/api/state`, { method: 'GET', headers: { 'x-inspect-token': one.token } })).status).toBe(401)
   })
 
   it('takes an action from its page opened at localhost or 127.0.0.1, whichever name the request is sent to', async () => {
@@ -429,7 +458,7 @@ describe('the page’s server', () => {
       res.writeHead(204).end()
     })
     const { inspector: running } = await inspector({ deliver })
-    const base = running.uiUrl.replace(/\/\?token=.*$/, '')
+    const base = new URL(running.uiUrl).origin
     const host = new URL(other.url).host
     for (const path of [`//${host}/x`, `/\\${host}/x`, `/\\/${host}/x`]) {
       const answer = await send(`${base}/api/resend`, {
@@ -440,6 +469,35 @@ describe('the page’s server', () => {
       expect(answer.status, path).toBe(400)
     }
     expect(elsewhere).toHaveLength(0)
+  })
+
+  it('refuses, for resend and presets alike, a path with whitespace or a control character, or one that leaves the receiving address', async () => {
+    const elsewhere: IncomingMessage[] = []
+    const other = await nodeApp((req, res) => {
+      elsewhere.push(req)
+      res.writeHead(204).end()
+    })
+    const { inspector: running } = await inspector({ deliver })
+    const base = new URL(running.uiUrl).origin
+    const host = new URL(other.url).host
+    const headers = { 'x-inspect-token': running.accessToken, origin: base, 'content-type': 'application/json' }
+    const paths = ['/a b', '/\t/x', '/\u0000', '/\r\nX-Injected: 1', '/x\u007f', 'hooks', `//${host}/a`, `/\\${host}/a`]
+    for (const path of paths) {
+      for (const [action, body] of [
+        ['resend', { path, body: '{"event":"ping"}' }],
+        ['preset', { name: 'no_header', path, body: '{"event":"ping"}' }],
+      ] as const) {
+        const answer = await send(`${base}/api/${action}`, { method: 'POST', headers, chunks: [JSON.stringify(body)] })
+        expect(answer.status, `${action} ${JSON.stringify(path)}`).toBe(400)
+        expect(JSON.parse(answer.body.toString()), `${action} ${JSON.stringify(path)}`).toMatchObject({ error: 'invalid_path' })
+      }
+    }
+    expect(elsewhere).toHaveLength(0)
+    // A path of the receiving address, its query included, is taken by both.
+    for (const action of ['resend', 'preset']) {
+      const body = { name: 'no_header', path: '/hooks/a%20b?x=1', body: '{"event":"ping"}' }
+      expect((await send(`${base}/api/${action}`, { method: 'POST', headers, chunks: [JSON.stringify(body)] })).status, action).toBe(200)
+    }
   })
 
   it('never sends a secret to the page', async () => {
@@ -468,14 +526,14 @@ describe('hookguard inspect --json', () => {
     expect(ready).toEqual({
       type: 'ready',
       receive: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
-      ui: expect.stringMatching(/\?token=/),
+      ui: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+$/),
     })
     // Both listen by then.
     expect(
       (await send(`${ready.receive}/hooks`, { chunks: [BODY], headers: { 'x-service-hmac-signature': await sign(BODY, 'older-secret') } }))
         .status,
     ).toBe(200)
-    expect((await send(ready.ui, { method: 'GET' })).status).toBe(303)
+    expect((await send(ready.ui, { method: 'GET' })).status).toBe(200)
     await send(`${ready.receive}/hooks?access_token=abc`, { chunks: [BODY], headers: { 'x-service-hmac-signature': 'zz' } })
     while (lines.length < 3) await new Promise((resolve) => setTimeout(resolve, 20))
     controller.abort()

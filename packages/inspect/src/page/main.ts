@@ -124,15 +124,82 @@ const filters = {
 }
 for (const value of ['', 'verified', 'refused']) filters.verdict.append(h('option', { value }, value === '' ? 'all verdicts' : value))
 
-async function api<T>(path: string, init?: RequestInit): Promise<T> {
+/**
+ * The access token: printed in the address's fragment (`#token=…`, which no browser sends to a
+ * server), kept in this tab's sessionStorage (scoped to scheme, host and port, never sent
+ * anywhere), taken out of the address bar, and sent in a header on every API call. No cookie.
+ */
+const TOKEN_KEY = 'hookguard-inspect-token'
+let accessToken: string | null = null
+
+function takeToken(): void {
+  const match = /^#token=([^&]*)/.exec(location.hash)
+  let stored: string | null = null
+  try {
+    if (match) sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1] ?? ''))
+    stored = sessionStorage.getItem(TOKEN_KEY)
+  } catch {
+    // No storage (a locked-down profile): the token lasts as long as the page.
+  }
+  accessToken = stored ?? (match ? decodeURIComponent(match[1] ?? '') : null)
+  if (match) history.replaceState(null, '', `${location.pathname}${location.search}`)
+}
+
+/** The page cannot reach the API without this run's token: says where to find it. */
+class NoToken extends Error {}
+
+function showNoToken(): void {
+  try {
+    // A token of an earlier run on this port: worth nothing now.
+    sessionStorage.removeItem(TOKEN_KEY)
+  } catch {
+    // No storage.
+  }
+  app.replaceChildren(
+    h(
+      'p',
+      { class: 'alert', 'data-testid': 'no-token' },
+      'Open the address `hookguard inspect` printed (http://…/#token=…): it carries this run’s access token, which this tab does not have.',
+    ),
+  )
+}
+
+async function authorized(path: string, init?: RequestInit): Promise<Response> {
+  if (accessToken === null) throw new NoToken('no access token')
   const response = await fetch(path, {
     ...init,
-    headers: { 'content-type': 'application/json', ...(init?.headers ?? {}) },
-    credentials: 'same-origin',
+    headers: { ...(init?.headers as Record<string, string> | undefined), 'x-inspect-token': accessToken },
+    credentials: 'omit',
+    cache: 'no-store',
+  })
+  if (response.status === 401) {
+    showNoToken()
+    throw new NoToken('the access token was refused')
+  }
+  return response
+}
+
+async function api<T>(path: string, init?: RequestInit): Promise<T> {
+  const response = await authorized(path, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...(init?.headers as Record<string, string> | undefined) },
   })
   if (!response.ok) throw new Error(`${response.status} ${await response.text()}`)
   const type = response.headers.get('content-type') ?? ''
   return (type.includes('json') ? await response.json() : await response.text()) as T
+}
+
+/** A download through fetch (the token in its header), saved from a Blob. */
+async function download(path: string): Promise<void> {
+  const response = await authorized(path)
+  if (!response.ok) throw new Error(`${response.status} ${await response.text()}`)
+  const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'export'
+  const url = URL.createObjectURL(await response.blob())
+  const link = h('a', { href: url, download: name, hidden: '' })
+  document.body.append(link)
+  link.click()
+  link.remove()
+  setTimeout(() => URL.revokeObjectURL(url), 60_000)
 }
 
 function time(ms: number): string {
@@ -402,22 +469,34 @@ function actions(d: Detail): HTMLElement {
   const exportButtons = (['send', 'curl', 'har', 'fixture', 'fixture-test'] as const).map((format) => {
     const button = h('button', { type: 'button', 'data-testid': `export-${format}` }, format === 'send' ? 'hookguard send' : format)
     button.addEventListener('click', async () => {
-      const response = await fetch(`/api/records/${d.id}/export/${format}`, { credentials: 'same-origin' })
-      output.textContent = await response.text()
+      try {
+        output.textContent = await (await authorized(`/api/records/${d.id}/export/${format}`)).text()
+      } catch (error) {
+        output.textContent = `Failed: ${(error as Error).message}`
+      }
     })
     return button
   })
   const copy = h('button', { type: 'button' }, 'Copy')
   copy.addEventListener('click', () => void navigator.clipboard?.writeText(output.textContent ?? ''))
+  const downloadButton = (format: string, label: string) => {
+    const button = h('button', { type: 'button', class: 'link', 'data-testid': `download-${format}` }, label)
+    button.addEventListener('click', () => {
+      download(`/api/records/${d.id}/export/${format}?download=1`).catch((error: unknown) => {
+        output.textContent = `Failed: ${(error as Error).message}`
+      })
+    })
+    return button
+  }
   const downloads = h(
     'p',
     {},
     'Download: ',
-    h('a', { href: `/api/records/${d.id}/export/fixture?download=1` }, 'fixture JSON'),
+    downloadButton('fixture', 'fixture JSON'),
     ' · ',
-    h('a', { href: `/api/records/${d.id}/export/fixture-test?download=1` }, 'Vitest file'),
+    downloadButton('fixture-test', 'Vitest file'),
     ' · ',
-    h('a', { href: `/api/records/${d.id}/export/har?download=1` }, 'HAR'),
+    downloadButton('har', 'HAR'),
   )
 
   const other = h('input', {
@@ -532,6 +611,12 @@ function buildComposer(s: State): void {
 }
 
 function route(): void {
+  if (/^#token=/.test(location.hash)) {
+    // The printed address pasted into an open page: its token replaces the one kept.
+    takeToken()
+    location.reload()
+    return
+  }
   const diff = /^#\/diff\/(\d+)\/(\d+)$/.exec(location.hash)
   if (diff) {
     void showDiff(Number(diff[1]), Number(diff[2]))
@@ -541,34 +626,82 @@ function route(): void {
   if (one) void showDetail(Number(one[1]))
 }
 
-function connect(): void {
-  const events = new EventSource('/api/events')
-  events.addEventListener('ready', () => {
-    live = true
-    statusBadge.textContent = 'live'
-    statusBadge.className = 'status live'
-  })
-  events.addEventListener('record', (event) => {
-    const summary = JSON.parse((event as MessageEvent<string>).data) as Summary
+function setLive(on: boolean): void {
+  live = on
+  statusBadge.textContent = on ? 'live' : 'disconnected: retrying…'
+  statusBadge.className = on ? 'status live' : 'status down'
+}
+
+function onEvent(type: string, data: string): void {
+  if (type === 'ready') setLive(true)
+  else if (type === 'record') {
+    const summary = JSON.parse(data) as Summary
     records.set(summary.id, summary)
     renderList()
-  })
-  events.addEventListener('deleted', (event) => {
-    records.delete((JSON.parse((event as MessageEvent<string>).data) as { id: number }).id)
+  } else if (type === 'deleted') {
+    records.delete((JSON.parse(data) as { id: number }).id)
     renderList()
-  })
-  events.addEventListener('cleared', () => {
+  } else if (type === 'cleared') {
     records.clear()
     renderList()
-  })
-  events.addEventListener('error', () => {
-    live = false
-    statusBadge.textContent = 'disconnected: retrying…'
-    statusBadge.className = 'status down'
-  })
+  }
+}
+
+/**
+ * The event stream, read with fetch so that it carries the token in its header (EventSource
+ * sends none): server-sent events parsed here, and the stream opened again when it drops, the
+ * list reloaded then, as what happened meanwhile was not streamed.
+ */
+async function connect(): Promise<void> {
+  let again = false
+  for (;;) {
+    try {
+      const response = await authorized('/api/events', { headers: { accept: 'text/event-stream' } })
+      if (!response.ok || response.body === null) throw new Error(String(response.status))
+      if (again) {
+        const fresh = await api<State>('/api/state')
+        records.clear()
+        for (const r of fresh.records) records.set(r.id, r)
+        renderList()
+      }
+      const reader = response.body.getReader()
+      const decoder = new TextDecoder()
+      let buffer = ''
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) break
+        buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n')
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          let type = 'message'
+          const data: string[] = []
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) continue
+            const colon = line.indexOf(':')
+            const field = colon < 0 ? line : line.slice(0, colon)
+            const text = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '')
+            if (field === 'event') type = text
+            else if (field === 'data') data.push(text)
+          }
+          if (data.length > 0 || type !== 'message') onEvent(type, data.join('\n'))
+        }
+      }
+    } catch (error) {
+      if (error instanceof NoToken) return
+    }
+    setLive(false)
+    again = true
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+  }
 }
 
 async function start(): Promise<void> {
+  takeToken()
+  if (accessToken === null) {
+    showNoToken()
+    return
+  }
   readQuery()
   state = await api<State>('/api/state')
   for (const r of state.records) records.set(r.id, r)
@@ -583,10 +716,11 @@ async function start(): Promise<void> {
   renderList()
   window.addEventListener('hashchange', route)
   route()
-  connect()
+  void connect()
   void live
 }
 
 void start().catch((error: unknown) => {
+  if (error instanceof NoToken) return
   app.replaceChildren(h('p', { class: 'alert' }, `The inspector could not be reached: ${(error as Error).message}`))
 })

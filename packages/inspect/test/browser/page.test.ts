@@ -294,21 +294,67 @@ describe('safety', () => {
     expect(await page.locator('#app img, #app script').count()).toBe(0)
   })
 
-  it('refuses a page opened without the access token', async () => {
+  it('shows no record to a page opened without the token in its fragment, and every API call is 401', async () => {
     const fresh = await browser.newContext()
     try {
       const other = await fresh.newPage()
       const answer = await other.goto(`${uiOrigin}/`)
-      expect(answer?.status()).toBe(401)
-      expect(await other.locator('#app').count()).toBe(0)
+      // The shell loads (it holds no data) and says where the token is.
+      expect(answer?.status()).toBe(200)
+      await other.getByTestId('no-token').waitFor()
+      expect(await other.getByTestId('no-token').textContent()).toContain('hookguard inspect')
+      expect(await other.getByTestId('row').count()).toBe(0)
+      const statuses = await other.evaluate(async () =>
+        Promise.all(
+          ['/api/state', '/api/records/1', '/api/events', '/api/records/1/export/har?download=1'].map(
+            async (path) => (await fetch(path)).status,
+          ),
+        ),
+      )
+      expect(statuses).toEqual([401, 401, 401, 401])
+      // A wrong token in the fragment: refused, and the page says so.
+      await other.goto(`${uiOrigin}/#token=wrong`)
+      await other.reload()
+      await other.getByTestId('no-token').waitFor()
+      expect(await other.getByTestId('row').count()).toBe(0)
+      expect(await fresh.cookies()).toEqual([])
     } finally {
       await fresh.close()
     }
   })
 
+  it('takes the token out of the address bar and keeps it in the tab, with no cookie', async () => {
+    const fresh = await browser.newContext()
+    try {
+      const other = await fresh.newPage()
+      await other.goto(running.uiUrl)
+      await live(other)
+      expect(other.url()).toBe(`${uiOrigin}/`)
+      expect(await other.evaluate(() => sessionStorage.getItem('hookguard-inspect-token'))).toBe(running.accessToken)
+      expect(await fresh.cookies()).toEqual([])
+      // A reload keeps working: the tab kept the token.
+      await other.reload()
+      await live(other)
+      expect(await other.getByTestId('row').count()).toBeGreaterThan(0)
+    } finally {
+      await fresh.close()
+    }
+  })
+
+  it('downloads an export through fetch, the token in its header', async () => {
+    const id = await newestId()
+    await openDetail(id)
+    const [saved] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-har').click()])
+    expect(saved.suggestedFilename()).toBe(`delivery-${id}.har`)
+    const path = await saved.path()
+    const { readFileSync } = await import('node:fs')
+    const har = JSON.parse(readFileSync(path, 'utf8')) as { log: { entries: unknown[] } }
+    expect(har.log.entries).toHaveLength(1)
+  })
+
   it('refuses a foreign Host name that resolves to this machine (DNS rebinding)', async () => {
     const port = new URL(running.uiUrl).port
-    const answer = await page.goto(`http://evil.test:${port}/?token=${running.accessToken}`)
+    const answer = await page.goto(`http://evil.test:${port}/#token=${running.accessToken}`)
     expect(answer?.status()).toBe(421)
     await page.goto(`${uiOrigin}/`)
   })
@@ -361,21 +407,17 @@ describe('two inspectors, and the names of this machine', () => {
       await live(second)
       await first.reload()
       await live(first)
-      const cookies = await shared.cookies()
-      expect(cookies.map((cookie) => cookie.name).sort()).toEqual(
-        [running, oauth].map((inspector) => `hookguard_inspect_${new URL(inspector.uiUrl).port}`).sort(),
-      )
-      for (const cookie of cookies) {
-        expect(cookie.httpOnly).toBe(true)
-        expect(cookie.sameSite).toBe('Strict')
-        expect(cookie.value).not.toBe(running.accessToken)
-        expect(cookie.value).not.toBe(oauth.accessToken)
-      }
+      // No cookie: each tab keeps its own inspector's token, scoped to its port.
+      expect(await shared.cookies()).toEqual([])
+      expect(await first.evaluate(() => sessionStorage.getItem('hookguard-inspect-token'))).toBe(running.accessToken)
+      expect(await second.evaluate(() => sessionStorage.getItem('hookguard-inspect-token'))).toBe(oauth.accessToken)
       for (const [target, mode] of [
         [first, 'secret'],
         [second, 'oauth2'],
       ] as const) {
-        const state = await target.evaluate(async () => (await fetch('/api/state')).json())
+        const state = await target.evaluate(async () =>
+          (await fetch('/api/state', { headers: { 'x-inspect-token': sessionStorage.getItem('hookguard-inspect-token') ?? '' } })).json(),
+        )
         expect((state as { mode: string }).mode).toBe(mode)
       }
     } finally {
@@ -388,7 +430,7 @@ describe('two inspectors, and the names of this machine', () => {
     try {
       const other = await local.newPage()
       const port = new URL(running.uiUrl).port
-      await other.goto(`http://localhost:${port}/?token=${running.accessToken}`)
+      await other.goto(`http://localhost:${port}/#token=${running.accessToken}`)
       await live(other)
       await other.getByTestId('composer-body').fill(BODY)
       await other.getByTestId('preset').selectOption('no_header')
