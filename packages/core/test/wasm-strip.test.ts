@@ -197,6 +197,18 @@ describe.each(BACKENDS)("the %s backend's canonicalHmac and canonicalSha256", (_
     }
   })
 
+  it('strip a body over the WebAssembly size limit a part at a time, whitespace at the parts’ edges included', async () => {
+    const all = await keys()
+    for (const length of [WASM_STRIP_MAX + 1, 2 * WASM_STRIP_MAX + 5]) {
+      for (const density of [0, 0.5, 1]) {
+        const input = body(length, density)
+        for (const at of [WASM_STRIP_MAX - 1, WASM_STRIP_MAX, WASM_STRIP_MAX + 1, length - 1]) input[at] = 0x20
+        expect(await backend.canonicalSha256(input), `${length} ${density}`).toEqual(await backend.sha256(reference(input)))
+        expect(await backend.canonicalHmac(all, input)).toEqual(await backend.hmac(all, reference(input)))
+      }
+    }
+  })
+
   it('hash what the reference leaves for random bodies of every density, each key, one after another', async () => {
     const all = await keys()
     for (let length = 0; length <= 3000; length += length < 200 ? 1 : 53) {

@@ -133,6 +133,7 @@ export interface CanonicalStripper {
 export function createStripper(source: StripModuleSource): CanonicalStripper {
   let kernels: WasmKernels | undefined
   let kind: StripperKind | undefined
+  let scratch = new Uint8Array(0)
   // Made on first use, not at import: most deliveries never need them, and a Worker's start-up
   // time counts.
   const make = (): WasmKernels => {
@@ -144,7 +145,13 @@ export function createStripper(source: StripModuleSource): CanonicalStripper {
     return kernels
   }
   return {
-    strip: (body) => (body.length > WASM_STRIP_MAX ? stripJavaWhitespace(body) : make().strip(body)),
+    strip: (body) => {
+      if (body.length <= WASM_STRIP_MAX) return make().strip(body)
+      // Reused, as the kernel's memory is: allocating the text afresh cost about one HMAC of a
+      // 2 MiB body. It stays as large as the largest body over the bound (at most `maxBodySize`).
+      if (scratch.length < body.length) scratch = new Uint8Array(body.length)
+      return stripInParts(make().strip, body, scratch)
+    },
     // canonical.ts bounds the bodies the Gson text is made for (64 KiB), well within the kernels'.
     gson: (body, maxEscapes) => make().gson(body, maxEscapes),
     kind: () => {
@@ -152,4 +159,22 @@ export function createStripper(source: StripModuleSource): CanonicalStripper {
       return kind as StripperKind
     },
   }
+}
+
+/**
+ * A body over {@link WASM_STRIP_MAX} (an app that raised `maxBodySize`), stripped a part at a time
+ * through the same stripper, each part's text copied into `out` before the next call: the kernel's
+ * memory stays at its bound, and a hostile body of alternating whitespace costs about what it does
+ * under the bound, where the JavaScript stripper cost about nine HMACs of it. Java's whitespace is
+ * one byte each, so no part's end splits anything. The body itself when nothing was removed, else
+ * a view of `out`: transient, as every result of the stripper is.
+ */
+function stripInParts(strip: TransientStrip, body: Uint8Array, out: Uint8Array): Uint8Array {
+  let length = 0
+  for (let at = 0; at < body.length; at += WASM_STRIP_MAX) {
+    const text = strip(body.subarray(at, at + WASM_STRIP_MAX))
+    out.set(text, length)
+    length += text.length
+  }
+  return length === body.length ? body : out.subarray(0, length)
 }
