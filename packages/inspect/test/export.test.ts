@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { exportAs, printfBytes, shellQuote, toCurl, toHar, toSendCommand } from '../src/export.ts'
 import { toFixture } from '../src/fixture.ts'
 import type { InspectedRecord } from '../src/record.ts'
-import { cleanup, inspector, nodeApp, SECRET } from './helpers.ts'
+import { cleanup, inspector, nodeApp, runExportedTests, SECRET } from './helpers.ts'
 
 afterEach(cleanup)
 
@@ -228,17 +228,8 @@ describe('the Vitest fixture', () => {
         writeFileSync(join(dir, fixture.filename), fixture.text)
         writeFileSync(join(dir, test.filename), test.text)
       }
-      writeFileSync(
-        join(dir, 'vitest.config.ts'),
-        "import { defineConfig } from 'vitest/config'\nimport { sourceResolution } from '../../../../vitest.shared.ts'\nexport default defineConfig({ ...sourceResolution, test: { include: ['*.test.ts'] } })\n",
-      )
-      const run = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--root', dir], {
-        cwd: dir,
-        env: { ...process.env, HOOKGUARD_SECRET: SECRET, CI: '1' },
-        encoding: 'utf8',
-        timeout: 60_000,
-      })
-      expect(run.stdout + run.stderr).toMatch(/2 passed/)
+      const run = runExportedTests(dir, { HOOKGUARD_SECRET: SECRET })
+      expect(run.output).toMatch(/2 passed/)
       expect(run.status).toBe(0)
     } finally {
       rmSync(dir, { recursive: true, force: true })
@@ -292,17 +283,8 @@ describe('the Vitest fixture', () => {
         writeFileSync(join(dir, fixture.filename), fixture.text)
         writeFileSync(join(dir, test.filename), test.text)
       }
-      writeFileSync(
-        join(dir, 'vitest.config.ts'),
-        "import { defineConfig } from 'vitest/config'\nimport { sourceResolution } from '../../../../vitest.shared.ts'\nexport default defineConfig({ ...sourceResolution, test: { include: ['*.test.ts'] } })\n",
-      )
-      const run = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--root', dir], {
-        cwd: dir,
-        env: { ...process.env, HOOKGUARD_PASSWORD: password, HOOKGUARD_APP_SECRET: appSecret, CI: '1' },
-        encoding: 'utf8',
-        timeout: 60_000,
-      })
-      expect(run.stdout + run.stderr).toMatch(/4 passed/)
+      const run = runExportedTests(dir, { HOOKGUARD_PASSWORD: password, HOOKGUARD_APP_SECRET: appSecret })
+      expect(run.output).toMatch(/4 passed/)
       expect(run.status).toBe(0)
     } finally {
       rmSync(dir, { recursive: true, force: true })

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,7 +9,7 @@ import { type ExportFormat, exportAs } from '../src/export.ts'
 import type { InspectedRecord } from '../src/record.ts'
 import { redactCredentials } from '../src/redact.ts'
 import { detail } from '../src/view.ts'
-import { cleanup, nodeApp, SECRET } from './helpers.ts'
+import { cleanup, nodeApp, runExportedTests, SECRET } from './helpers.ts'
 
 afterEach(cleanup)
 
@@ -19,7 +19,6 @@ afterEach(() => {
 })
 
 const PACKAGE = fileURLToPath(new URL('..', import.meta.url))
-const ROOT = join(PACKAGE, '..', '..')
 const TOKEN = 'tok0form0token0value'
 const ENCODED_TOKEN = 'tok0encoded0name0value'
 const CLIENT_SECRET = 'client0form0secret0value'
@@ -200,17 +199,8 @@ describe('credentials in a form body', () => {
         writeFileSync(join(dir, fixture.filename), fixture.text)
         writeFileSync(join(dir, test.filename), test.text)
       }
-      writeFileSync(
-        join(dir, 'vitest.config.ts'),
-        "import { defineConfig } from 'vitest/config'\nimport { sourceResolution } from '../../../../vitest.shared.ts'\nexport default defineConfig({ ...sourceResolution, test: { include: ['*.test.ts'] } })\n",
-      )
-      const done = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--root', dir], {
-        cwd: dir,
-        env: { ...process.env, HOOKGUARD_SECRET: SECRET, HOOKGUARD_APP_SECRET: appSecret, CI: '1' },
-        encoding: 'utf8',
-        timeout: 60_000,
-      })
-      expect(done.stdout + done.stderr).toMatch(/4 passed/)
+      const done = runExportedTests(dir, { HOOKGUARD_SECRET: SECRET, HOOKGUARD_APP_SECRET: appSecret })
+      expect(done.output).toMatch(/4 passed/)
       expect(done.status).toBe(0)
     } finally {
       rmSync(dir, { recursive: true, force: true })

@@ -1,6 +1,10 @@
+import { spawnSync } from 'node:child_process'
 import { once } from 'node:events'
+import { writeFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { serve } from '@hono/node-server'
 import { type HonoWebhookOptions, type WebhookVariables, webhook } from '@hookguard/hono'
 import { Hono } from 'hono'
@@ -120,4 +124,25 @@ export function send(
     for (const chunk of chunks) req.write(chunk)
     req.end()
   })
+}
+
+const REPOSITORY = fileURLToPath(new URL('../../..', import.meta.url))
+
+/**
+ * Runs the exported tests written into `dir` (a folder under packages/inspect/test) with the
+ * repository's vitest, resolving the packages from source as the repository's tests do: what a
+ * user's run of the exported files would print, and its exit status.
+ */
+export function runExportedTests(dir: string, env: Record<string, string>): { output: string; status: number | null } {
+  writeFileSync(
+    join(dir, 'vitest.config.ts'),
+    "import { defineConfig } from 'vitest/config'\nimport { sourceResolution } from '../../../../vitest.shared.ts'\nexport default defineConfig({ ...sourceResolution, test: { include: ['*.test.ts'] } })\n",
+  )
+  const run = spawnSync(process.execPath, [join(REPOSITORY, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--root', dir], {
+    cwd: dir,
+    env: { ...process.env, ...env, CI: '1' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
+  return { output: run.stdout + run.stderr, status: run.status }
 }

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -9,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // The emulator depends on this package, so its deliver comes from its source here, not as a dependency.
 import { deliver } from '../../../emulator/src/deliver.ts'
 import type { Inspector } from '../../src/index.ts'
-import { cleanup, hookguardApp, inspector, SECRET, send } from '../helpers.ts'
+import { cleanup, hookguardApp, inspector, runExportedTests, SECRET, send } from '../helpers.ts'
 
 const PACKAGE = fileURLToPath(new URL('../..', import.meta.url))
 const executablePath = chromiumPath()
@@ -255,17 +254,8 @@ describe('export', () => {
     try {
       writeFileSync(join(dir, `delivery-${id}.json`), fixture)
       writeFileSync(join(dir, `delivery-${id}.test.ts`), test)
-      writeFileSync(
-        join(dir, 'vitest.config.ts'),
-        "import { defineConfig } from 'vitest/config'\nimport { sourceResolution } from '../../../../vitest.shared.ts'\nexport default defineConfig({ ...sourceResolution, test: { include: ['*.test.ts'] } })\n",
-      )
-      const run = spawnSync(process.execPath, [join(PACKAGE, '..', '..', 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--root', dir], {
-        cwd: dir,
-        env: { ...process.env, HOOKGUARD_SECRET: SECRET, CI: '1' },
-        encoding: 'utf8',
-        timeout: 60_000,
-      })
-      expect(run.stdout + run.stderr).toMatch(/1 passed/)
+      const run = runExportedTests(dir, { HOOKGUARD_SECRET: SECRET })
+      expect(run.output).toMatch(/1 passed/)
       expect(run.status).toBe(0)
     } finally {
       rmSync(dir, { recursive: true, force: true })
