@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { type ExportFormat, exportAs } from '../src/export.ts'
 import type { InspectedRecord } from '../src/record.ts'
 import { detail } from '../src/view.ts'
-import { cleanup, nodeApp } from './helpers.ts'
+import { cleanup, nodeApp, runShell } from './helpers.ts'
 
 afterEach(cleanup)
 
@@ -92,22 +91,6 @@ describe('every export', () => {
   }
 })
 
-function run(command: string, env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', command], { env: { ...process.env, ...env }, timeout: 30_000 })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('latin1')
-    })
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString()
-    })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ stdout, stderr, code }))
-  })
-}
-
 /** What an app received: the request line's target and the raw header lines. */
 async function receivingApp() {
   const seen: { url: string; rawHeaders: string[]; body: Buffer }[] = []
@@ -134,7 +117,7 @@ describe('a credential left out of a command', () => {
   it('is read back from the environment by the curl command', async () => {
     const app = await receivingApp()
     const { text } = exportAs('curl', loaded('secret', 'refused'), { url: app.url })
-    const done = await run(text, filled)
+    const done = await runShell(text, filled)
     expect(done.stderr).toBe('')
     const query = new URL(app.seen[0]?.url ?? '', 'http://x').searchParams
     expect(query.get('secret')).toBe(filled.HOOKGUARD_APP_SECRET)
@@ -150,7 +133,7 @@ describe('a credential left out of a command', () => {
   it('stops the curl command, saying which, when it is not set', async () => {
     const app = await receivingApp()
     const { text } = exportAs('curl', loaded('secret', 'refused'), { url: app.url })
-    const done = await run(text, {})
+    const done = await runShell(text, {})
     expect(done.code).not.toBe(0)
     expect(done.stderr).toMatch(/HOOKGUARD_/)
     expect(app.seen).toHaveLength(0)
@@ -163,7 +146,7 @@ describe('a credential left out of a command', () => {
     writeFileSync(join(dir, 'hookguard'), '#!/bin/sh\ncat >/dev/null\nprintf "%s\\n" "$@"\n')
     chmodSync(join(dir, 'hookguard'), 0o755)
     const { text } = exportAs('send', loaded('basic', 'refused'), context)
-    const done = await run(text, { ...filled, PATH: `${dir}:${process.env.PATH}` })
+    const done = await runShell(text, { ...filled, PATH: `${dir}:${process.env.PATH}` })
     expect(done.stderr).toBe('')
     const url = new URL(done.stdout.split('\n')[1] ?? '')
     expect(url.pathname).toBe('/token/')
@@ -191,7 +174,7 @@ describe('a header value that is not ASCII', () => {
 
   it('is sent by the curl command as the bytes received', async () => {
     const app = await receivingApp()
-    const done = await run(exportAs('curl', withHeaders(), { url: app.url }).text, {})
+    const done = await runShell(exportAs('curl', withHeaders(), { url: app.url }).text, {})
     expect(done.stderr).toBe('')
     const raw = app.seen[0]?.rawHeaders ?? []
     expect(Buffer.from(raw[raw.indexOf('X-Name') + 1] ?? '', 'latin1')).toEqual(Buffer.from('Zoë 東京', 'utf8'))

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,7 +8,7 @@ import { type ExportFormat, exportAs } from '../src/export.ts'
 import type { InspectedRecord } from '../src/record.ts'
 import { redactCredentials } from '../src/redact.ts'
 import { detail } from '../src/view.ts'
-import { cleanup, nodeApp, runExportedTests, SECRET } from './helpers.ts'
+import { cleanup, nodeApp, runExportedTests, runShell, SECRET } from './helpers.ts'
 
 afterEach(cleanup)
 
@@ -48,22 +47,6 @@ function formRecord(mode: InspectedRecord['mode'], body = FORM, extra: Partial<I
     durationMs: 1,
     ...extra,
   }
-}
-
-function run(command: string, env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', command], { env: { ...process.env, ...env }, timeout: 30_000 })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('latin1')
-    })
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString()
-    })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ stdout, stderr, code }))
-  })
 }
 
 const FILLED = {
@@ -128,11 +111,11 @@ describe('credentials in a form body', () => {
         res.end('ok')
       })
     })
-    const done = await run(exportAs('curl', formRecord('none'), { url: app.url }).text, FILLED)
+    const done = await runShell(exportAs('curl', formRecord('none'), { url: app.url }).text, FILLED)
     expect(done.stderr).toBe('')
     expectedForm(seen[0] ?? Buffer.alloc(0))
     // Not set: the command stops, naming the variable, and sends nothing.
-    const stopped = await run(exportAs('curl', formRecord('none'), { url: app.url }).text, {})
+    const stopped = await runShell(exportAs('curl', formRecord('none'), { url: app.url }).text, {})
     expect(stopped.code).not.toBe(0)
     expect(stopped.stderr).toMatch(/HOOKGUARD_/)
     expect(seen).toHaveLength(1)
@@ -144,7 +127,7 @@ describe('credentials in a form body', () => {
     // A stand-in for `hookguard` that writes the body it is given.
     writeFileSync(join(dir, 'hookguard'), '#!/bin/sh\ncat\n')
     chmodSync(join(dir, 'hookguard'), 0o755)
-    const done = await run(exportAs('send', formRecord('secret'), { url: 'http://127.0.0.1:8787' }).text, {
+    const done = await runShell(exportAs('send', formRecord('secret'), { url: 'http://127.0.0.1:8787' }).text, {
       ...FILLED,
       PATH: `${dir}:${process.env.PATH}`,
     })

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http'
@@ -145,4 +145,21 @@ export function runExportedTests(dir: string, env: Record<string, string>): { ou
     timeout: 60_000,
   })
   return { output: run.stdout + run.stderr, status: run.status }
+}
+
+/** Runs an exported shell command with `env` added: its stdout (bytes as latin1), stderr and exit code. */
+export function runShell(command: string, env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', command], { env: { ...process.env, ...env }, timeout: 30_000 })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('latin1')
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ stdout, stderr, code }))
+  })
 }
