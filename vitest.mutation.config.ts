@@ -3,6 +3,7 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
 import core from './packages/core/vitest.config.ts'
 import express from './packages/express/vitest.config.ts'
 import koa from './packages/koa/vitest.config.ts'
+import { LoadFailuresReporter } from './scripts/lib/load-failures-reporter.ts'
 import workspace from './vitest.config.ts'
 
 /**
@@ -50,6 +51,8 @@ function adapterForMutation(project: TestProjectInlineConfiguration, root: strin
 export default defineConfig({
   // Express's and Koa's own tests too: they are what reads a Node request (`@hookguard/core/node`).
   test: {
+    // A test file that fails to load stops Stryker's initial run instead of leaving its tests out.
+    reporters: ['default', new LoadFailuresReporter()],
     projects: [
       forMutation(core),
       forMutation(webProject()),

@@ -171,7 +171,9 @@ export function isJsonText(input: Uint8Array, maxDepth: number): boolean {
   const open = new Uint8Array(Math.min(maxDepth, end) + 1)
   let depth = 0
   let i = 0
-  value: for (;;) {
+  // No labelled `continue`: Stryker's instrumentation wraps a labelled loop in an `if`, and the
+  // module then fails to load in every mutation run (its tests were silently left out).
+  for (;;) {
     while (whitespace[byteAt(bytes, i, end)] === 1) i++
     switch (starts[byteAt(bytes, i, end)]) {
       case string:
@@ -202,17 +204,18 @@ export function isJsonText(input: Uint8Array, maxDepth: number): boolean {
             open[depth] = inArray
             i++
           }
-          continue value
+          continue
         }
         i = keyAt(bytes, i, end)
         if (i < 0) return false
-        continue value
+        continue
       }
       default:
         return false
     }
     if (i < 0) return false
-    // After a value: a comma and the next one, or the end of the level.
+    // After a value: a comma and the next one (out of this loop, round the outer one), or the end
+    // of the level.
     for (;;) {
       while (whitespace[byteAt(bytes, i, end)] === 1) i++
       if (depth === 0) return i === end
@@ -225,7 +228,7 @@ export function isJsonText(input: Uint8Array, maxDepth: number): boolean {
           i = keyAt(bytes, i, end)
           if (i < 0) return false
         }
-        continue value
+        break
       }
       if (b !== (kind === inObject ? closeObject : closeArray)) return false
       depth--
