@@ -341,6 +341,15 @@ describe('dedupe with a store that breaks its interface', () => {
     expect(result.error?.cause).toEqual(new Error('the dedupe store did not answer within 20 ms'))
   })
 
+  it('answers a store that fails at once, with its own error, not when the claim timeout runs out', async () => {
+    const refused = new Error('connect ECONNREFUSED')
+    // A minute to answer: a failure passed on only at the timeout would outlive the test.
+    const result = await receiverWith({ store: { claim: () => Promise.reject(refused) }, claimTimeout: 60_000 }).verify(
+      await delivery(),
+    )
+    expect(result.ok || result.error?.cause).toBe(refused)
+  })
+
   it('refuses a dedupe.key that returns something other than text', async () => {
     const receiver = receiverWith({ key: () => 42 as never })
     await expect(receiver.verify(await delivery())).rejects.toThrow(TypeError)
