@@ -344,9 +344,7 @@ describe('dedupe with a store that breaks its interface', () => {
   it('answers a store that fails at once, with its own error, not when the claim timeout runs out', async () => {
     const refused = new Error('connect ECONNREFUSED')
     // A minute to answer: a failure passed on only at the timeout would outlive the test.
-    const result = await receiverWith({ store: { claim: () => Promise.reject(refused) }, claimTimeout: 60_000 }).verify(
-      await delivery(),
-    )
+    const result = await receiverWith({ store: { claim: () => Promise.reject(refused) }, claimTimeout: 60_000 }).verify(await delivery())
     expect(result.ok || result.error?.cause).toBe(refused)
   })
 
