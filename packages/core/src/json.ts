@@ -171,8 +171,8 @@ export function isJsonText(input: Uint8Array, maxDepth: number): boolean {
   const open = new Uint8Array(Math.min(maxDepth, end) + 1)
   let depth = 0
   let i = 0
-  // No labelled `continue`: Stryker's instrumentation wraps a labelled loop in an `if`, and the
-  // module then fails to load in every mutation run (its tests were silently left out).
+  // No labelled `continue`: Stryker's instrumented copy of this loop with a label was a syntax
+  // error ("Illegal continue statement"), so the module could not load in a mutation run.
   for (;;) {
     while (whitespace[byteAt(bytes, i, end)] === 1) i++
     switch (starts[byteAt(bytes, i, end)]) {
