@@ -1,4 +1,4 @@
-import type { Outgoing, Reply } from './http.ts'
+import type { Outgoing, Reply } from './exchange.ts'
 
 // No Node module and no vitest here: Bun, Deno and the workerd bundle use these too.
 

@@ -3,29 +3,9 @@ import http, { type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 
-/** A request as a test writes it; sent the same way to an in-process app and a listening server. */
-export interface Outgoing {
-  method?: string
-  /** Path and query. */
-  path: string
-  headers?: Record<string, string>
-  /** Sent in one piece, with a Content-Length. */
-  body?: string | Uint8Array
-  /**
-   * Sent chunked, with no Content-Length, one chunk at a time, stopping as soon as the answer
-   * arrives (as a sender does when the receiver gives up early).
-   */
-  stream?: readonly Uint8Array[]
-}
+import type { Outgoing, Reply } from './exchange.ts'
 
-export interface Reply {
-  status: number
-  /** Lower-case names. */
-  headers: Record<string, string>
-  text: string
-  /** For `stream`: whether every chunk had been sent when the answer came. */
-  streamedAll?: boolean
-}
+export type { Outgoing, Reply }
 
 export interface Target {
   send(request: Outgoing): Promise<Reply>

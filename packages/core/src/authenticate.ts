@@ -1,11 +1,12 @@
 import { backend } from '#crypto'
+import type { Resolvable, WebhookAuth } from './auth.ts'
 import { basicChallenge, parseBasicAuthorization } from './basic.ts'
 import { utf8 } from './bytes.ts'
 import type { HmacKey } from './crypto/types.ts'
 import type { Sender } from './dedupe-key.ts'
 import { WebhookError } from './errors.ts'
 import { formField, formPayload, hasMoreFieldsThan, isFormUrlEncoded, MAX_FORM_FIELDS, parseForm } from './form.ts'
-import { foundSecrets, type Resolvable, type Settings, type WebhookAuth } from './options.ts'
+import { foundSecrets, type Settings } from './options.ts'
 import type { WebhookRequest } from './request.ts'
 import { SecretDigest } from './secret-digest.ts'
 import {

@@ -1,6 +1,6 @@
 import { channelFor } from '#diagnostics'
+import type { WebhookMode } from './auth.ts'
 import type { WebhookErrorCode } from './errors.ts'
-import type { WebhookMode } from './options.ts'
 import type { CanonicalForm, SignatureHint } from './signature.ts'
 
 /**

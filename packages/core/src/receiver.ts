@@ -1,40 +1,21 @@
+import type { WebhookMode } from './auth.ts'
 import { createAuthenticator } from './authenticate.ts'
 import { declaredBodyLength, readLimited } from './body.ts'
 import { utf8 } from './bytes.ts'
 import { createDedupe, noDedupe } from './dedupe.ts'
 import { scopedKey } from './dedupe-key.ts'
+import type { WebhookDelivery } from './delivery.ts'
 import { DRAIN_MAX_BYTES, drainedRefusal, wasDrained } from './drain.ts'
 import { payloadTooLarge, WebhookError } from './errors.ts'
 import { createEmitter } from './events.ts'
 import { type Covered, canHashLater, fingerprintNow, fingerprintOf } from './fingerprint.ts'
 import { parseJson } from './json.ts'
-import { checkOptions, type WebhookMode, type WebhookOptions } from './options.ts'
+import { checkOptions, type WebhookOptions } from './options.ts'
 import { type BodySource, type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
 import { errorResponse, type WebhookResponse } from './response.ts'
 import { validatePayload } from './standard-schema.ts'
 import { checkTokenRequestUrl, createTokenIssuer, TOKEN_MAX_BODY_SIZE, tokenErrorResponse } from './token-endpoint.ts'
 import { TokenKeys } from './token-keys.ts'
-
-/**
- * A verified delivery, as the handler after the middleware sees it. `RawBody` is what the bytes
- * are where it runs: a `Buffer` in the Node adapters (Express, Koa), a `Uint8Array` elsewhere.
- */
-export interface WebhookDelivery<Payload = unknown, RawBody extends Uint8Array = Uint8Array> {
-  mode: WebhookMode
-  /** The parsed JSON body (the form's fields, for a token sent as a form field); the schema's output with `schema`. */
-  payload: Payload
-  /** The bytes received. */
-  rawBody: RawBody
-  /**
-   * SHA-256 (hex) of what the mode authenticates. Mode `secret`: the text the signature covers, the
-   * body with Java's whitespace removed (or the compatibility form that matched), the same for
-   * every whitespace variant of one delivery. Modes `basic`, `oauth2` and `none`, where nothing is
-   * signed: the bytes received (whitespace inside strings is content), without the `access_token`
-   * field of a form. A key for a unique constraint of your own: the service sends no delivery id.
-   * A getter, hashed when first read: a spread or `JSON.stringify` of the delivery leaves it out.
-   */
-  readonly fingerprint: string
-}
 
 /**
  * A verified delivery, with `settle` (only with `dedupe`) for the adapter to call once the handler

@@ -1,5 +1,6 @@
+import type { WebhookAuth } from './auth.ts'
 import type { HmacKey } from './crypto/types.ts'
-import { DEFAULT_TOKEN_TTL, type WebhookAuth } from './options.ts'
+import { DEFAULT_TOKEN_TTL } from './options.ts'
 import { checkToken, deriveTokenKey, issueToken, type TokenCheck } from './token.ts'
 
 /** Below this many characters, key material is short enough to guess from one leaked token. */

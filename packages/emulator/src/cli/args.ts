@@ -1,15 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util'
+import { UsageError } from './failures.ts'
 import type { CliIo } from './io.ts'
-
-/** The command line was wrong: exit code 2, with a pointer to the command's help. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError'
-}
-
-/** The command ran and failed (refused, unreachable, unreadable): exit code 1. */
-export class CommandFailure extends Error {
-  override readonly name = 'CommandFailure'
-}
 
 export const MODES = ['secret', 'basic', 'oauth2', 'none'] as const
 export type Mode = (typeof MODES)[number]

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import * as util from 'node:util'
-import { CommandFailure, UsageError } from './args.ts'
+import { CommandFailure, UsageError } from './failures.ts'
 
 /** Where a command writes: `process.stdout` and `process.stderr` fit, and so does a test's buffer. */
 export interface Output {

@@ -1,11 +1,12 @@
 import packageJson from '../../package.json' with { type: 'json' }
 import { deliver } from '../deliver.ts'
 import { EmulatorError } from '../errors.ts'
-import { CommandFailure, UsageError, wantsHelp } from './args.ts'
+import { wantsHelp } from './args.ts'
 import { listenCommand } from './commands/listen.ts'
 import { sendCommand } from './commands/send.ts'
 import { signCommand } from './commands/sign.ts'
 import { tokenCommand } from './commands/token.ts'
+import { CommandFailure, UsageError } from './failures.ts'
 import { INSPECT_HELP, LISTEN_HELP, SEND_HELP, SIGN_HELP, TOKEN_HELP, TOP_HELP } from './help.ts'
 import { type CliIo, painter } from './io.ts'
 

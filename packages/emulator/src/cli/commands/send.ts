@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http'
 import { type DeliverOptions, deliver } from '../../deliver.ts'
 import { SAMPLE_EVENT_NAMES, type SampleEventName, sampleEvent } from '../../samples.ts'
-import { atMostPositionals, httpUrl, mode, parseCommand, required, secret, UsageError } from '../args.ts'
+import { atMostPositionals, httpUrl, mode, parseCommand, required, secret } from '../args.ts'
+import { UsageError } from '../failures.ts'
 import { type CliIo, painter, readBody } from '../io.ts'
 
 const OPTIONS = {

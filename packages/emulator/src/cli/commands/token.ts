@@ -1,5 +1,6 @@
 import { requestToken } from '../../token.ts'
-import { atMostPositionals, httpUrl, parseCommand, required, secret, UsageError } from '../args.ts'
+import { atMostPositionals, httpUrl, parseCommand, required, secret } from '../args.ts'
+import { UsageError } from '../failures.ts'
 import type { CliIo } from '../io.ts'
 
 /** `hookguard token <token_url>`: the token answer as JSON on stdout, for `jq` and friends. */
