@@ -5,10 +5,10 @@
 
 import { SHAPE_LABELS, type Shape } from '@hookguard/testkit/payload'
 import type { EntryResult, RefusalFigure, RefusalResult, UnderAttackResult } from './adversarial.ts'
+import type { Figures } from './figures.ts'
 import type { HttpResult } from './http.ts'
 import type { InstructionsResult } from './instructions.ts'
 import type { CandidateResult, PayloadResult } from './measure.ts'
-import type { Figures } from './run.ts'
 
 const PEERS = ['octokit', 'stripe', 'standardwebhooks', 'svix'] as const
 const PEER_LABELS: Record<string, string> = {

@@ -15,12 +15,7 @@ import { cpus, loadavg, release, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, staleBuilds } from '@hookguard/testkit/builds'
-import type { AdversarialFigures } from './adversarial.ts'
-import type { HttpResult } from './http.ts'
-import type { InspectFigures } from './inspect.ts'
-import type { InstructionsResult } from './instructions.ts'
-import type { PayloadResult } from './measure.ts'
-import type { AllocationResult, MemoryResult } from './memory.ts'
+import type { Figures, WebRun } from './figures.ts'
 import { renderMarkdown } from './report.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -38,28 +33,6 @@ const parts: Part[] = onlyArgs.length === 0 ? [...PARTS] : PARTS.filter((p) => o
 if (onlyArgs.some((p) => !PARTS.includes(p as Part))) throw new Error(`bench: --only takes ${PARTS.join(', ')}`)
 const baselineArg = argv.find((a) => a.startsWith('--baseline='))
 const baselineFlag = baselineArg === undefined ? [] : [`--baseline=${resolve(baselineArg.slice('--baseline='.length))}`]
-
-export interface WebRun {
-  runtime: string
-  /** Which stripper the build used there (`whitespaceStripper()`). */
-  stripper?: string
-  results: PayloadResult[]
-}
-
-export interface Figures {
-  date: string
-  quick: boolean
-  machine: Record<string, string>
-  versions: Record<string, string>
-  load: { before: string; after: string }
-  micro?: { runtime: string; results: PayloadResult[] }
-  memory?: { runtime: string; size: number; wasmRetained?: number; results: MemoryResult[]; allocation?: AllocationResult }
-  web?: WebRun[]
-  http?: { runtime: string; durationS: number; sliceS?: number; rounds: number; results: HttpResult[] }
-  instructions?: { runtime: string; warmup: number; requests: number; connections: number; results: InstructionsResult[] }
-  adversarial?: AdversarialFigures
-  inspect?: InspectFigures
-}
 
 const children = new Set<ChildProcess>()
 process.on('exit', () => {
