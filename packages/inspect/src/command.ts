@@ -172,5 +172,8 @@ function describe(record: InspectedRecord): string {
   if (record.app?.status !== undefined) parts.push(`app ${record.app.status}`)
   if (record.app?.error !== undefined) parts.push(`app ${record.app.error}`)
   if (record.disagreement !== undefined) parts.push(`DISAGREEMENT ${record.disagreement}`)
+  // Header names are tokens (no control character): safe on a terminal as they are.
+  if (record.notForwarded !== undefined) parts.push(`not forwarded (named in Connection): ${record.notForwarded.join(', ')}`)
+  if (record.annotationFailed !== undefined) parts.push('some notes failed')
   return parts.join('  ')
 }

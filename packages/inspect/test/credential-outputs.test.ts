@@ -109,15 +109,12 @@ async function command(args: string[]): Promise<Running> {
   const lines: string[] = []
   const stderr: string[] = []
   const controller = new AbortController()
-  const done = inspectCommand(
-    ['--mode', 'oauth2', '--port', '0', '--ui-port', '0', '--forward-to', app.url, ...args],
-    {
-      stdout: { write: (text: string) => lines.push(...text.split('\n').filter((line) => line !== '')) },
-      stderr: { write: (text: string) => stderr.push(text) },
-      env: { HOOKGUARD_APPID: APP_ID, HOOKGUARD_APP_SECRET: APP_SECRET },
-      signal: controller.signal,
-    },
-  )
+  const done = inspectCommand(['--mode', 'oauth2', '--port', '0', '--ui-port', '0', '--forward-to', app.url, ...args], {
+    stdout: { write: (text: string) => lines.push(...text.split('\n').filter((line) => line !== '')) },
+    stderr: { write: (text: string) => stderr.push(text) },
+    env: { HOOKGUARD_APPID: APP_ID, HOOKGUARD_APP_SECRET: APP_SECRET },
+    signal: controller.signal,
+  })
   const deadline = Date.now() + 5_000
   while (!lines.some((line) => line.includes('#token=')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
   const text = lines.join('\n')
@@ -219,7 +216,11 @@ describe('a credential a sender puts anywhere', () => {
     // The save file is the store replays read after a restart: it keeps what was received, for
     // its owner only, as the docs say.
     expect(statSync(save).mode & 0o777).toBe(0o600)
-    expect(readFileSync(save, 'utf8').split('\n').filter((line) => line !== '')).toHaveLength(PLACES.length)
+    expect(
+      readFileSync(save, 'utf8')
+        .split('\n')
+        .filter((line) => line !== ''),
+    ).toHaveLength(PLACES.length)
   }, 60_000)
 
   it('appears in none of the terminal lines', async () => {
