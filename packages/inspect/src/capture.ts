@@ -17,6 +17,8 @@ export interface CaptureContext {
   judge: Judge
   /** This run's mark on the page's own requests. */
   mark: SourceMark
+  /** Reserves room for the request, or answers it 503 and returns `undefined` ({@link Admission}). */
+  admit(req: IncomingMessage, res: ServerResponse): (() => void) | undefined
   nextId(): number
   /** Finds the token request that issued a token, by its hash. */
   tokenRequest(hash: string): InspectedRecord | undefined
@@ -49,12 +51,17 @@ export function createCaptureHandler(context: CaptureContext) {
   const forwarder = settings.forwardTo === undefined ? undefined : createForwarder(settings, settings.forwardTo)
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    void handle(req, res).catch((error: unknown) => {
-      // Never the request: it may carry credentials.
-      console.error('@hookguard/inspect: a request could not be recorded:', (error as Error).message)
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' })
-      res.end('{"error":"inspector_error","message":"The inspector failed to handle this request."}')
-    })
+    const release = context.admit(req, res)
+    if (release === undefined) return
+    // The room is held until the record is complete: the body lives in the request until then.
+    void handle(req, res)
+      .finally(release)
+      .catch((error: unknown) => {
+        // Never the request: it may carry credentials.
+        console.error('@hookguard/inspect: a request could not be recorded:', (error as Error).message)
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' })
+        res.end('{"error":"inspector_error","message":"The inspector failed to handle this request."}')
+      })
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
+import { type Admission, createAdmission } from './admission.ts'
 import { createCaptureHandler } from './capture.ts'
 import { createJudge } from './judge.ts'
 import { checkOptions, type InspectorOptions } from './options.ts'
@@ -66,10 +67,24 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const presets = new Map<string, { name: string; expected: string }>()
 
   const mark = createSourceMark()
+  let admission: Admission | undefined
+  let lastBusyWarning = 0
   const capture = createCaptureHandler({
     settings,
     judge,
     mark,
+    admit: (req, res) => {
+      const release = (admission as Admission).admit(req, res)
+      // Said on the terminal, at most every 10 s: a flood must not become one line per request.
+      if (release === undefined && Date.now() - lastBusyWarning >= 10_000) {
+        lastBusyWarning = Date.now()
+        const count = (admission as Admission).refused()
+        settings.onWarning(
+          `hookguard inspect: ${count} ${count === 1 ? 'request' : 'requests'} answered 503 inspector_busy (over the connection cap or the bytes of bodies in flight), not recorded.`,
+        )
+      }
+      return release
+    },
     nextId: () => ring.nextId(),
     tokenRequest: (hash) => {
       const all = ring.all()
@@ -107,6 +122,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   })
 
   const receiveServer = createServer(capture)
+  admission = createAdmission(receiveServer, settings)
   let receivePort = 0
   let uiPort = 0
   const urlHost = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host
