@@ -25,6 +25,7 @@ const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:
 const FORM = 'application/x-www-form-urlencoded'
 
 /** The app's answer to every request: a token answer, as a token address gives (`/token/` is recorded as a delivery). */
+const APP_COOKIE = 'canary-app-cookie-0a3'
 const ANSWER = { access_token: 'canary-answer-access-0a1', refresh_token: 'canary-answer-refresh-0a2', expires_in: 7200 }
 
 interface Place {
@@ -81,6 +82,16 @@ const PLACES: Place[] = [
       body: 'grant_type=client_credentials',
     },
   },
+  {
+    name: 'token request: JSON body secret',
+    canary: 'canary-token-json-secret-1t4',
+    request: {
+      path: '/token',
+      headers: { 'content-type': 'application/json' },
+      body: `{"appid":"${APP_ID}","secret":"canary-token-json-secret-1t4","grant_type":"client_credentials"}`,
+    },
+  },
+  { name: 'the app’s answer: Set-Cookie', canary: APP_COOKIE, request: { path: '/hooks', body: '{}' } },
   { name: 'the oauth token answer: access_token', canary: ANSWER.access_token, request: { path: '/token/', body: '{}' } },
   { name: 'the oauth token answer: refresh_token', canary: ANSWER.refresh_token, request: { path: '/token/', body: '{}' } },
 ]
@@ -104,7 +115,9 @@ interface Running {
 async function command(args: string[]): Promise<Running> {
   const app = await nodeApp((req, res) => {
     req.resume()
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(ANSWER)))
+    req.on('end', () =>
+      res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': `session=${APP_COOKIE}` }).end(JSON.stringify(ANSWER)),
+    )
   })
   const lines: string[] = []
   const stderr: string[] = []
@@ -191,6 +204,9 @@ describe('a credential a sender puts anywhere', () => {
     await until(() => running.lines.length > PLACES.length)
     const state = JSON.parse(await get('/api/state')) as { records: { id: number; kind: string }[] }
     expect(state.records).toHaveLength(PLACES.length)
+    // Each output holds every record: a check of an empty output would prove nothing.
+    expect(events.match(/event: record/g) ?? []).toHaveLength(PLACES.length)
+    expect(running.lines).toHaveLength(1 + PLACES.length)
     const deliveries = state.records.filter((r) => r.kind === 'delivery').map((r) => r.id)
 
     const outputs: [string, string][] = [
