@@ -59,8 +59,8 @@ export function createCaptureHandler(context: CaptureContext) {
       .catch((error: unknown) => {
         // Never the request: it may carry credentials.
         console.error('@hookguard/inspect: a request could not be recorded:', (error as Error).message)
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' })
-        res.end('{"error":"inspector_error","message":"The inspector failed to handle this request."}')
+        if (!res.headersSent) res.writeHead(INSPECTOR_ERROR.status, INSPECTOR_ERROR.headers)
+        res.end(INSPECTOR_ERROR.body)
       })
   }
 
@@ -217,7 +217,7 @@ export const INSPECTOR_ERROR_CODE = 'inspector_error'
 const INSPECTOR_ERROR: Judgement['response'] = {
   status: 500,
   headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
-  body: JSON.stringify({ error: INSPECTOR_ERROR_CODE, message: 'The inspector failed to judge this request.' }),
+  body: JSON.stringify({ error: INSPECTOR_ERROR_CODE, message: 'The inspector failed to handle this request.' }),
 }
 
 function timeoutAnswer(ms: number): Judgement['response'] {
@@ -231,8 +231,9 @@ function timeoutAnswer(ms: number): Judgement['response'] {
 function addApp(record: InspectedRecord, judgement: Judgement, app: AppAnswer): void {
   record.app = app
   if (app.code === 'duplicate_in_progress') record.duplicate = 'processing'
-  // A request whose body never ended has no verdict to disagree with.
-  const disagreement = judgement.code === REQUEST_TIMEOUT ? undefined : disagree(judgement, app)
+  // A request whose body never ended, or that could not be judged, has no verdict to disagree with.
+  const judged = judgement.code !== REQUEST_TIMEOUT && judgement.code !== INSPECTOR_ERROR_CODE
+  const disagreement = judged ? disagree(judgement, app) : undefined
   if (disagreement !== undefined) record.disagreement = disagreement
 }
 

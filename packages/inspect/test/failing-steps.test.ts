@@ -10,7 +10,24 @@ import { cleanup, inspector, nodeApp, SECRET, send } from './helpers.ts'
  * and its row says which note failed.
  */
 
-const failing = vi.hoisted(() => ({ diagnosis: false, disagreement: false }))
+const failing = vi.hoisted(() => ({ diagnosis: false, disagreement: false, verdict: false }))
+
+vi.mock('../src/judge.ts', async (original) => {
+  const real = await original<typeof import('../src/judge.ts')>()
+  return {
+    ...real,
+    createJudge: (...args: Parameters<typeof real.createJudge>) => {
+      const judge = real.createJudge(...args)
+      return {
+        ...judge,
+        delivery: (request: Parameters<typeof judge.delivery>[0]) => {
+          if (failing.verdict) throw new RangeError('Maximum call stack size exceeded')
+          return judge.delivery(request)
+        },
+      }
+    },
+  }
+})
 
 vi.mock('../src/diagnose.ts', async (original) => {
   const real = await original<typeof import('../src/diagnose.ts')>()
@@ -36,6 +53,7 @@ vi.mock('../src/disagreement.ts', async (original) => {
 afterEach(async () => {
   failing.diagnosis = false
   failing.disagreement = false
+  failing.verdict = false
   await cleanup()
 })
 
@@ -87,6 +105,31 @@ describe('a record whose disagreement throws', () => {
     const [record] = (await waitFor(1)) as [InspectedRecord]
     expect(record).toMatchObject({ verdict: 'refused', status: 401, annotationFailed: true })
     expect(jsonLine(record)).toMatchObject({ verdict: 'refused', annotationFailed: true })
+  })
+})
+
+describe('a request that cannot be judged at all', () => {
+  it('as the receiver, is answered 500 inspector_error and recorded so', async () => {
+    failing.verdict = true
+    const { inspector: running, waitFor } = await inspector()
+    const answer = await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': 'ab'.repeat(32) }, chunks: [BODY] })
+    expect(answer.status).toBe(500)
+    expect(JSON.parse(answer.body.toString())).toMatchObject({ error: 'inspector_error' })
+    const [record] = (await waitFor(1)) as [InspectedRecord]
+    expect(record).toMatchObject({ verdict: 'refused', status: 500, code: 'inspector_error' })
+  })
+
+  it('in front of an app, passes the app’s answer on and records it, with no disagreement claimed', async () => {
+    failing.verdict = true
+    const app = await nodeApp((req, res) => {
+      req.resume()
+      req.on('end', () => res.end('{"ok":true}'))
+    })
+    const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })
+    expect((await send(`${running.receiveUrl}/hooks`, { chunks: [BODY] })).status).toBe(200)
+    const [record] = (await waitFor(1)) as [InspectedRecord]
+    expect(record).toMatchObject({ code: 'inspector_error', app: { status: 200 } })
+    expect(record.disagreement).toBeUndefined()
   })
 })
 
