@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { request as httpRequest } from 'node:http'
 import { createReceiver, sign } from '@hookguard/core'
 import { escapeLikeGson, formatBasicAuthorization } from '@hookguard/core/adapter'
-import { SOURCE_HEADER } from './capture.ts'
 import type { InspectorSettings } from './options.ts'
 import type { InspectedRecord } from './record.ts'
+import { SOURCE_HEADER } from './source-mark.ts'
 
 /**
  * What the page's buttons do: replay recorded bytes, resend an edited body signed again, and
@@ -25,10 +25,13 @@ export interface RawRequest {
   body: Uint8Array
 }
 
-/** Headers a replay does not copy: the connection's, and the framing Node writes itself. */
-const NOT_REPLAYED = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', SOURCE_HEADER])
+/**
+ * Headers a replay does not copy: the connection's, and the framing Node writes itself. A sender's
+ * own `X-Hookguard-Inspect-Source` is its data, and is sent again like the rest.
+ */
+const NOT_REPLAYED = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'])
 
-/** Sends one request to the receiving address and reads its answer. */
+/** Sends one request to the receiving address, marked with `source` (this run's {@link SourceMark} value), and reads its answer. */
 export function sendRaw(receive: URL, { method, url, headers, body }: RawRequest, source: string): Promise<SentAnswer> {
   return new Promise((resolve, reject) => {
     // Raw header lines keep names as written; given that way, Node adds no Host of its own.
@@ -58,9 +61,9 @@ export function sendRaw(receive: URL, { method, url, headers, body }: RawRequest
 }
 
 /** The recorded request, byte for byte, `count` times at once (to see dedupe answer 409, then 200). */
-export async function replay(receive: URL, record: InspectedRecord, count: number): Promise<SentAnswer[]> {
+export async function replay(receive: URL, record: InspectedRecord, count: number, source: string): Promise<SentAnswer[]> {
   const request = { method: record.method, url: record.url, headers: record.headers, body: record.body }
-  return Promise.all(Array.from({ length: count }, () => sendRaw(receive, request, 'replay')))
+  return Promise.all(Array.from({ length: count }, () => sendRaw(receive, request, source)))
 }
 
 /** The presets, with what each breaks and the refusal it should get. */

@@ -3,14 +3,11 @@ import { disagree } from './disagreement.ts'
 import { createForwarder } from './forward.ts'
 import type { Judge, Judgement } from './judge.ts'
 import type { InspectorSettings } from './options.ts'
-import { headerValue, pairs, withoutHeader } from './raw-headers.ts'
+import { droppedByConnection, pairs } from './raw-headers.ts'
 import type { AppAnswer, InspectedRecord, RecordSource } from './record.ts'
 import { pathOnly, presentedToken, tokenHash } from './redact.ts'
 import { captureBody } from './request-body.ts'
-
-/** Marks a request the page made (a replay, a resend, a preset), so its row says so. Removed before forwarding. */
-export const SOURCE_HEADER = 'x-hookguard-inspect-source'
-const SOURCES = new Set<RecordSource>(['replay', 'resend', 'preset'])
+import { SOURCE_HEADER, type SourceMark } from './source-mark.ts'
 
 /** The code recorded, and answered, for a request whose body did not arrive in time. */
 export const REQUEST_TIMEOUT = 'request_timeout'
@@ -18,6 +15,10 @@ export const REQUEST_TIMEOUT = 'request_timeout'
 export interface CaptureContext {
   settings: InspectorSettings
   judge: Judge
+  /** This run's mark on the page's own requests. */
+  mark: SourceMark
+  /** Reserves room for the request, or answers it 503 and returns `undefined` ({@link Admission}). */
+  admit(req: IncomingMessage, res: ServerResponse): (() => void) | undefined
   nextId(): number
   /** Finds the token request that issued a token, by its hash. */
   tokenRequest(hash: string): InspectedRecord | undefined
@@ -50,12 +51,17 @@ export function createCaptureHandler(context: CaptureContext) {
   const forwarder = settings.forwardTo === undefined ? undefined : createForwarder(settings, settings.forwardTo)
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    void handle(req, res).catch((error: unknown) => {
-      // Never the request: it may carry credentials.
-      console.error('@hookguard/inspect: a request could not be recorded:', (error as Error).message)
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' })
-      res.end('{"error":"inspector_error","message":"The inspector failed to handle this request."}')
-    })
+    const release = context.admit(req, res)
+    if (release === undefined) return
+    // The room is held until the record is complete: the body lives in the request until then.
+    void handle(req, res)
+      .finally(release)
+      .catch((error: unknown) => {
+        // Never the request: it may carry credentials.
+        console.error('@hookguard/inspect: a request could not be recorded:', (error as Error).message)
+        if (!res.headersSent) res.writeHead(INSPECTOR_ERROR.status, INSPECTOR_ERROR.headers)
+        res.end(INSPECTOR_ERROR.body)
+      })
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -63,10 +69,7 @@ export function createCaptureHandler(context: CaptureContext) {
     const time = Date.now()
     const url = originForm(req.url ?? '/')
     const method = req.method ?? 'GET'
-    const sourceValue = headerValue(req.rawHeaders, SOURCE_HEADER)
-    const [sourceName = '', presetKey] = (sourceValue ?? '').split(';')
-    const source: RecordSource = SOURCES.has(sourceName as RecordSource) ? (sourceName as RecordSource) : 'sender'
-    const rawHeaders = withoutHeader(req.rawHeaders, SOURCE_HEADER)
+    const { source, presetKey, rawHeaders } = ownMark(req.rawHeaders, context.mark)
     const isToken = settings.auth.mode === 'oauth2' && pathOnly(url) === settings.tokenPath
     const capture = captureBody(req, settings.maxBodySize, settings.bodyTimeoutMs)
 
@@ -84,12 +87,18 @@ export function createCaptureHandler(context: CaptureContext) {
     const { body, truncated, total } = capture.result()
     const captured = { method, url, rawHeaders, body, truncated }
     // A body cut short by its time gets no verdict: it is not what the sender meant to send.
-    const judgement: Judgement =
-      ended === 'timeout'
-        ? { verdict: 'refused', response: timeoutAnswer(settings.bodyTimeoutMs), code: REQUEST_TIMEOUT }
-        : isToken
-          ? await judge.token(captured)
-          : await judge.delivery(captured)
+    let judgement: Judgement
+    try {
+      judgement =
+        ended === 'timeout'
+          ? { verdict: 'refused', response: timeoutAnswer(settings.bodyTimeoutMs), code: REQUEST_TIMEOUT }
+          : isToken
+            ? await judge.token(captured)
+            : await judge.delivery(captured)
+    } catch {
+      // Never expected of the core; if it happens, the request is still answered and recorded, as such.
+      judgement = { verdict: 'refused', response: INSPECTOR_ERROR, code: INSPECTOR_ERROR_CODE }
+    }
 
     if (forwarding === undefined && ended !== 'timeout') {
       const { status, headers, body: answer } = judgement.response
@@ -115,6 +124,34 @@ export function createCaptureHandler(context: CaptureContext) {
       status: judgement.response.status,
       durationMs: performance.now() - started,
     }
+    if (forwarding !== undefined) {
+      // RFC 9110 §7.6.1: the app is not sent what Connection names; hookguard judged with it.
+      const dropped = droppedByConnection(rawHeaders)
+      if (dropped.length > 0) record.notForwarded = dropped
+    }
+    try {
+      annotate(record, judgement, app, { isToken, headers, body, url, presetKey: source === 'preset' ? presetKey : undefined })
+    } catch {
+      // A note the record could not get (a hint, a link, a disagreement) leaves it a record.
+      record.annotationFailed = true
+    }
+    context.complete(record)
+  }
+
+  /** What a record says besides the verdict: each part from the request's own bytes, so each may fail on hostile ones. */
+  function annotate(
+    record: InspectedRecord,
+    judgement: Judgement,
+    app: AppAnswer | undefined,
+    {
+      isToken,
+      headers,
+      body,
+      url,
+      presetKey,
+    }: { isToken: boolean; headers: [string, string][]; body: Uint8Array; url: string; presetKey: string | undefined },
+  ): void {
+    const { id } = record
     if (judgement.code !== undefined) record.code = judgement.code
     if (judgement.hint !== undefined) record.hint = judgement.hint
     if (judgement.form !== undefined) record.form = judgement.form
@@ -138,11 +175,10 @@ export function createCaptureHandler(context: CaptureContext) {
       const first = context.firstWith(record.fingerprint, id)
       if (first !== undefined) record.repeatOf = first.id
     }
-    if (source === 'preset' && presetKey !== undefined) {
+    if (presetKey !== undefined) {
       const preset = context.takePreset(presetKey)
       if (preset !== undefined) record.preset = preset
     }
-    context.complete(record)
   }
 
   /** The sender's body ran out of time: 408, and the connection closed once the answer is out (the rest is never read). */
@@ -159,6 +195,31 @@ export function createCaptureHandler(context: CaptureContext) {
   return Object.assign(handler, { close: () => forwarder?.close() })
 }
 
+/**
+ * Where the request came from: the page's own mark (this run's secret) is read and taken out; any
+ * other copy of the header, a sender's, stays in the request as received.
+ */
+function ownMark(
+  rawHeaders: readonly string[],
+  mark: SourceMark,
+): { source: RecordSource; presetKey: string | undefined; rawHeaders: readonly string[] } {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if ((rawHeaders[i] as string).toLowerCase() !== SOURCE_HEADER) continue
+    const read = mark.read(rawHeaders[i + 1])
+    if (read !== undefined)
+      return { source: read.source, presetKey: read.key, rawHeaders: [...rawHeaders.slice(0, i), ...rawHeaders.slice(i + 2)] }
+  }
+  return { source: 'sender', presetKey: undefined, rawHeaders }
+}
+
+/** The code recorded, and answered as the receiver, when judging a request failed inside the inspector. */
+export const INSPECTOR_ERROR_CODE = 'inspector_error'
+const INSPECTOR_ERROR: Judgement['response'] = {
+  status: 500,
+  headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+  body: JSON.stringify({ error: INSPECTOR_ERROR_CODE, message: 'The inspector failed to handle this request.' }),
+}
+
 function timeoutAnswer(ms: number): Judgement['response'] {
   return {
     status: 408,
@@ -170,8 +231,9 @@ function timeoutAnswer(ms: number): Judgement['response'] {
 function addApp(record: InspectedRecord, judgement: Judgement, app: AppAnswer): void {
   record.app = app
   if (app.code === 'duplicate_in_progress') record.duplicate = 'processing'
-  // A request whose body never ended has no verdict to disagree with.
-  const disagreement = judgement.code === REQUEST_TIMEOUT ? undefined : disagree(judgement, app)
+  // A request whose body never ended, or that could not be judged, has no verdict to disagree with.
+  const judged = judgement.code !== REQUEST_TIMEOUT && judgement.code !== INSPECTOR_ERROR_CODE
+  const disagreement = judged ? disagree(judgement, app) : undefined
   if (disagreement !== undefined) record.disagreement = disagreement
 }
 

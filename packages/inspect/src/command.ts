@@ -35,6 +35,8 @@ const OPTIONS = {
   appid: { type: 'string' },
   'app-secret': { type: 'string' },
   'token-path': { type: 'string' },
+  'max-connections': { type: 'string' },
+  'max-in-flight-bytes': { type: 'string' },
 } as const
 
 const MODES = ['secret', 'basic', 'oauth2', 'none'] as const
@@ -47,6 +49,12 @@ function usage(message: string): never {
 function portOf(value: string | undefined, fallback: number, flag: string): number {
   if (value === undefined) return fallback
   if (!/^\d+$/.test(value) || Number(value) > 65535) usage(`${flag} must be a whole number from 0 to 65535`)
+  return Number(value)
+}
+
+function countOf(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined
+  if (!/^[1-9]\d{0,14}$/.test(value)) usage(`${flag} must be a whole number above 0`)
   return Number(value)
 }
 
@@ -125,6 +133,12 @@ export async function inspectCommand(args: readonly string[], io: InspectIo, dep
       ...(values.save !== undefined && { save: values.save as string }),
       ...(values['signature-header'] !== undefined && { signatureHeader: values['signature-header'] as string }),
       ...(values['token-path'] !== undefined && { tokenPath: values['token-path'] as string }),
+      ...(values['max-connections'] !== undefined && {
+        maxConnections: countOf(values['max-connections'] as string, '--max-connections'),
+      }),
+      ...(values['max-in-flight-bytes'] !== undefined && {
+        maxInFlightBytes: countOf(values['max-in-flight-bytes'] as string, '--max-in-flight-bytes'),
+      }),
       ...(deps.deliver !== undefined && { deliver: deps.deliver }),
       onRecord,
       onWarning: (message) => io.stderr.write(`${message}\n`),
@@ -172,5 +186,8 @@ function describe(record: InspectedRecord): string {
   if (record.app?.status !== undefined) parts.push(`app ${record.app.status}`)
   if (record.app?.error !== undefined) parts.push(`app ${record.app.error}`)
   if (record.disagreement !== undefined) parts.push(`DISAGREEMENT ${record.disagreement}`)
+  // Header names are tokens (no control character): safe on a terminal as they are.
+  if (record.notForwarded !== undefined) parts.push(`not forwarded (named in Connection): ${record.notForwarded.join(', ')}`)
+  if (record.annotationFailed !== undefined) parts.push('some notes failed')
   return parts.join('  ')
 }

@@ -45,8 +45,11 @@ export interface TriedVariant {
 }
 
 export interface Diagnosis {
-  /** `matched`: a variant matches (the first is `match`); `no_match`: none does; `no_header`: nothing to compare. */
-  outcome: 'matched' | 'no_match' | 'no_header'
+  /**
+   * `matched`: a variant matches (the first is `match`); `no_match`: none does; `no_header`: nothing
+   * to compare; `failed`: the diagnosis itself failed on this body (the verdict stands).
+   */
+  outcome: 'matched' | 'no_match' | 'no_header' | 'failed'
   match?: VariantMatch
   matches: VariantMatch[]
   tried: TriedVariant[]
@@ -169,6 +172,21 @@ export async function diagnose({ body, header, secrets, unicodeWhitespace = fals
 }
 
 /**
+ * What a record says when its diagnosis threw: that it failed, never why (an error's message may
+ * quote the body). The verdict does not depend on it.
+ */
+export function failedDiagnosis(): Diagnosis {
+  return {
+    outcome: 'failed',
+    matches: [],
+    tried: [],
+    received8: [],
+    expected8: '',
+    summary: 'The diagnosis failed on this body; the verdict stands.',
+  }
+}
+
+/**
  * For a delivery already verified in the service's own form: which secret signed it, one HMAC per
  * secret at most (none with one secret), rather than every variant.
  */
@@ -216,13 +234,13 @@ function candidateTexts(body: Uint8Array, unicodeWhitespace: boolean): [VariantN
 }
 
 function reserialised(body: Uint8Array): Uint8Array | undefined {
-  let value: unknown
+  let text: Uint8Array
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body))
+    // Both inside: V8 parses 100 000 nested arrays, and its stringify overflows the stack on them.
+    text = new TextEncoder().encode(JSON.stringify(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body))))
   } catch {
     return undefined
   }
-  const text = new TextEncoder().encode(JSON.stringify(value))
   const same = stripJavaWhitespace(body)
   if (text.byteLength === same.byteLength && text.every((b, i) => b === same[i])) return undefined
   return text

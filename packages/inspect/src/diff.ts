@@ -1,6 +1,6 @@
 import { stripJavaWhitespace } from '@hookguard/core/adapter'
 import type { InspectedRecord } from './record.ts'
-import { redactHeader } from './redact.ts'
+import { redactBody, redactHeader } from './redact.ts'
 
 /** A run of text, marked where it differs from the other side. */
 export interface DiffSegment {
@@ -69,11 +69,14 @@ export function diffRecords(a: InspectedRecord, b: InspectedRecord): RecordDiff 
     const vb = value(b, lower)
     return { name, a: va, b: vb, same: va === vb }
   })
+  // The bodies as the detail shows them: a form's credential fields `[redacted]`.
+  const bodyA = redactBody(a.headers, a.body)
+  const bodyB = redactBody(b.headers, b.body)
   return {
     a: a.id,
     b: b.id,
     headers,
-    body: diffBytes(a.body, b.body),
-    signed: diffBytes(stripJavaWhitespace(a.body), stripJavaWhitespace(b.body)),
+    body: diffBytes(bodyA, bodyB),
+    signed: diffBytes(stripJavaWhitespace(bodyA), stripJavaWhitespace(bodyB)),
   }
 }

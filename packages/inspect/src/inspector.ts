@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
+import { type Admission, createAdmission } from './admission.ts'
 import { createCaptureHandler } from './capture.ts'
 import { createJudge } from './judge.ts'
 import { checkOptions, type InspectorOptions } from './options.ts'
 import type { InspectedRecord } from './record.ts'
 import { Ring } from './ring.ts'
+import { createSourceMark } from './source-mark.ts'
 import { createUiApp, type UiEvent } from './ui.ts'
 import { summarize } from './view.ts'
 
@@ -64,9 +66,25 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   // Presets waiting for their request to arrive, by the key the request carries; bounded.
   const presets = new Map<string, { name: string; expected: string }>()
 
+  const mark = createSourceMark()
+  let admission: Admission | undefined
+  let lastBusyWarning = 0
   const capture = createCaptureHandler({
     settings,
     judge,
+    mark,
+    admit: (req, res) => {
+      const release = (admission as Admission).admit(req, res)
+      // Said on the terminal, at most every 10 s: a flood must not become one line per request.
+      if (release === undefined && Date.now() - lastBusyWarning >= 10_000) {
+        lastBusyWarning = Date.now()
+        const count = (admission as Admission).refused()
+        settings.onWarning(
+          `hookguard inspect: ${count} ${count === 1 ? 'request' : 'requests'} answered 503 inspector_busy (over the connection cap or the bytes of bodies in flight), not recorded.`,
+        )
+      }
+      return release
+    },
     nextId: () => ring.nextId(),
     tokenRequest: (hash) => {
       const all = ring.all()
@@ -81,11 +99,20 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       return id === undefined || id >= before ? undefined : ring.get(id)
     },
     complete: (record) => {
-      ring.add(record)
-      rememberFingerprint(record)
-      settings.onRecord?.(record)
+      // Each on its own: a save file that cannot be written, or a listener that throws, takes
+      // neither the record from the others nor the process down. Said without the request.
+      const step = (what: string, run: () => void) => {
+        try {
+          run()
+        } catch (error) {
+          settings.onWarning(`hookguard inspect: record #${record.id}: ${what} failed (${(error as Error)?.name ?? 'error'}).`)
+        }
+      }
+      step('keeping it', () => ring.add(record))
+      step('linking its repeats', () => rememberFingerprint(record))
+      step('reporting it', () => settings.onRecord?.(record))
       // Built only for an open page.
-      if (listeners.size > 0) publish({ type: 'record', summary: summarize(record) })
+      if (listeners.size > 0) step('showing it', () => publish({ type: 'record', summary: summarize(record) }))
     },
     takePreset: (key) => {
       const preset = presets.get(key)
@@ -95,6 +122,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   })
 
   const receiveServer = createServer(capture)
+  admission = createAdmission(receiveServer, settings)
   let receivePort = 0
   let uiPort = 0
   const urlHost = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host
@@ -103,6 +131,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     settings,
     ring,
     accessToken,
+    mark,
     receiveUrl: () => new URL(`http://${hostForUrl}:${receivePort}`),
     allowedHosts: () => {
       const names = ['127.0.0.1', 'localhost', '[::1]', hostForUrl.toLowerCase()]

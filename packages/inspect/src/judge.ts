@@ -1,6 +1,6 @@
 import { createReceiver, type Receiver, type WebhookEvent, type WebhookOptions, type WebhookResponse } from '@hookguard/core'
 import { payloadTooLarge } from '@hookguard/core/adapter'
-import { type Diagnosis, diagnose, identifySecret } from './diagnose.ts'
+import { type Diagnosis, diagnose, failedDiagnosis, identifySecret } from './diagnose.ts'
 import type { InspectorSettings } from './options.ts'
 
 /** hookguard's verdict on one request, with what its events said about it. */
@@ -101,13 +101,18 @@ export function createJudge(settings: InspectorSettings, answering: boolean) {
         else if (event.type === 'duplicate') judgement.fingerprint = event.fingerprint
       }
       if (auth.mode === 'secret' && !request.truncated) {
-        // A verified delivery needs no diagnosis, only which secret signed it.
-        judgement.diagnosis = await (judgement.verdict === 'verified' ? identifySecret : diagnose)({
-          body: request.body,
-          header: headerOf(request.rawHeaders, settings.signatureHeader),
-          secrets: settings.secrets,
-          unicodeWhitespace: auth.unicodeWhitespace === true,
-        })
+        // A verified delivery needs no diagnosis, only which secret signed it. The verdict is
+        // made: a diagnosis that fails on a hostile body must not take the record with it.
+        try {
+          judgement.diagnosis = await (judgement.verdict === 'verified' ? identifySecret : diagnose)({
+            body: request.body,
+            header: headerOf(request.rawHeaders, settings.signatureHeader),
+            secrets: settings.secrets,
+            unicodeWhitespace: auth.unicodeWhitespace === true,
+          })
+        } catch {
+          judgement.diagnosis = failedDiagnosis()
+        }
       }
       return judgement
     },

@@ -8,6 +8,10 @@ export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_TOKEN_PATH = '/token'
 export const DEFAULT_FORWARD_TIMEOUT_MS = 30_000
 export const DEFAULT_BODY_TIMEOUT_MS = 30_000
+/** Connections the receiving address serves at once; past it, 503 `inspector_busy`. */
+export const DEFAULT_MAX_CONNECTIONS = 128
+/** Bytes of bodies still arriving (or waiting for their record) held at once: 32 bodies at the default size limit. */
+export const DEFAULT_MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024
 
 /** The settings hookguard verifies with: the app's own, so that the two verdicts can be compared. */
 export type InspectAuth =
@@ -57,6 +61,19 @@ export interface InspectorOptions {
   forwardTimeoutMs?: number
   /** How long a request's body may take to arrive, from its headers, before the sender gets 408 and the connection is closed. Default 30 s. */
   bodyTimeoutMs?: number
+  /**
+   * Connections the receiving address serves at once. A request on one past it is answered 503
+   * `inspector_busy` (with `Connection: close` and `Retry-After`); connections past twice it are
+   * closed as they open. Default 128.
+   */
+  maxConnections?: number
+  /**
+   * Bytes of request bodies held at once, from a request's headers until its record is complete:
+   * each request counts its declared `Content-Length` (up to `maxBodySize`), or `maxBodySize` when
+   * its length is not declared (chunked). A request that does not fit is answered 503
+   * `inspector_busy` before anything of it is forwarded. At least `maxBodySize` + 1. Default 32 MiB.
+   */
+  maxInFlightBytes?: number
   /** Ring bounds: default 500 records and 64 MiB. */
   maxRecords?: number
   maxBytes?: number
@@ -84,6 +101,8 @@ export interface InspectorSettings {
   tokenPath: string
   forwardTimeoutMs: number
   bodyTimeoutMs: number
+  maxConnections: number
+  maxInFlightBytes: number
   maxRecords: number
   maxBytes: number
   deliver: DeliverFunction | undefined
@@ -113,6 +132,8 @@ export function checkOptions({
   tokenPath = DEFAULT_TOKEN_PATH,
   forwardTimeoutMs = DEFAULT_FORWARD_TIMEOUT_MS,
   bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
+  maxConnections = DEFAULT_MAX_CONNECTIONS,
+  maxInFlightBytes = DEFAULT_MAX_IN_FLIGHT_BYTES,
   maxRecords = DEFAULT_MAX_RECORDS,
   maxBytes = DEFAULT_MAX_BYTES,
   deliver,
@@ -149,6 +170,10 @@ export function checkOptions({
   if (!Number.isInteger(maxBodySize) || maxBodySize < 1) fail('maxBodySize must be a positive integer')
   if (!Number.isInteger(forwardTimeoutMs) || forwardTimeoutMs < 1) fail('forwardTimeoutMs must be a positive integer')
   if (!Number.isInteger(bodyTimeoutMs) || bodyTimeoutMs < 1) fail('bodyTimeoutMs must be a positive integer')
+  if (!Number.isInteger(maxConnections) || maxConnections < 1) fail('maxConnections must be a positive integer')
+  if (!Number.isInteger(maxInFlightBytes) || maxInFlightBytes <= maxBodySize) {
+    fail('maxInFlightBytes must be an integer over maxBodySize: a body of the size limit must fit')
+  }
   if (!tokenPath.startsWith('/')) fail('tokenPath must start with /')
   if (accessToken !== undefined && !/^[A-Za-z0-9_-]{16,}$/.test(accessToken)) fail('accessToken must be 16 or more URL-safe characters')
   return {
@@ -164,6 +189,8 @@ export function checkOptions({
     tokenPath,
     forwardTimeoutMs,
     bodyTimeoutMs,
+    maxConnections,
+    maxInFlightBytes,
     maxRecords,
     maxBytes,
     deliver,

@@ -16,12 +16,33 @@ const HOP_BY_HOP = new Set([
   'proxy-authorization',
 ])
 
-export function endToEnd(rawHeaders: readonly string[]): string[] {
+/** The names the `Connection` header lists, lower-cased. */
+function connectionOptions(rawHeaders: readonly string[]): Set<string> {
   const named = new Set<string>()
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     if ((rawHeaders[i] as string).toLowerCase() !== 'connection') continue
     for (const name of (rawHeaders[i + 1] as string).split(',')) named.add(name.trim().toLowerCase())
   }
+  return named
+}
+
+/**
+ * The headers a proxy drops only because `Connection` names them (names as received, once each):
+ * the app never sees them, though they belong to the message hookguard judged.
+ */
+export function droppedByConnection(rawHeaders: readonly string[]): string[] {
+  const named = connectionOptions(rawHeaders)
+  const out = new Map<string, string>()
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string
+    const lower = name.toLowerCase()
+    if (named.has(lower) && !HOP_BY_HOP.has(lower) && !out.has(lower)) out.set(lower, name)
+  }
+  return [...out.values()]
+}
+
+export function endToEnd(rawHeaders: readonly string[]): string[] {
+  const named = connectionOptions(rawHeaders)
   const out: string[] = []
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] as string).toLowerCase()

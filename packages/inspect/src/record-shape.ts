@@ -28,7 +28,7 @@ const TARGET = /^(?:\/[^\x00-\x20\x7f]*|\*)$/
 const SOURCES = ['sender', 'replay', 'resend', 'preset'] as const
 const MODES = ['secret', 'basic', 'oauth2', 'none'] as const
 const VERDICTS = ['verified', 'refused'] as const
-const OUTCOMES = ['matched', 'no_match', 'no_header'] as const
+const OUTCOMES = ['matched', 'no_match', 'no_header', 'failed'] as const
 
 export interface ShapeLimits {
   /** The largest body a record may hold: the inspector's size limit. */
@@ -137,6 +137,11 @@ export function checkRecord(value: unknown, { maxBodySize }: ShapeLimits): Inspe
     optional(v.app, isAppAnswer) &&
     optional(v.disagreement, (d) => isOneOf(d, ['app_accepted', 'app_refused'] as const)) &&
     optional(v.tokenHash, (h) => typeof h === 'string' && /^[0-9a-f]{16}$/.test(h)) &&
+    optional(
+      v.notForwarded,
+      (n) => Array.isArray(n) && n.length <= MAX_HEADERS && n.every((name: unknown) => typeof name === 'string' && HEADER_NAME.test(name)),
+    ) &&
+    optional(v.annotationFailed, (f) => f === true) &&
     optional(v.preset, (p) => isObject(p) && isText(p.name, MAX_WORD) && isText(p.expected, MAX_WORD))
   if (!valid) return undefined
   const record: InspectedRecord = {
@@ -166,6 +171,8 @@ export function checkRecord(value: unknown, { maxBodySize }: ShapeLimits): Inspe
     'disagreement',
     'tokenHash',
     'tokenId',
+    'notForwarded',
+    'annotationFailed',
     'preset',
   ] as const) {
     if (v[key] !== undefined) (record as unknown as Fields)[key] = v[key]

@@ -56,6 +56,13 @@ export interface InspectedRecord {
   tokenHash?: string
   /** Deliveries: the token request that issued the token they present. */
   tokenId?: number
+  /**
+   * In front of an app: the headers the app was not sent because the sender's `Connection` header
+   * named them (RFC 9110 §7.6.1), while hookguard judged with them. Names as received.
+   */
+  notForwarded?: string[]
+  /** A note of the record (a hint, a link, a disagreement) could not be made from this request; the verdict stands. */
+  annotationFailed?: true
   /** Presets: what was broken, and the refusal it should get. */
   preset?: { name: string; expected: string }
   durationMs: number

@@ -9,6 +9,7 @@ import type { InspectorSettings } from './options.ts'
 import { APP_CSS, APP_JS } from './page/bundle.generated.ts'
 import type { InspectedRecord } from './record.ts'
 import type { Ring } from './ring.ts'
+import { SOURCE_HEADER, type SourceMark } from './source-mark.ts'
 import { detail, type RecordSummary, summarize } from './view.ts'
 
 /**
@@ -53,6 +54,8 @@ export interface UiContext {
   settings: InspectorSettings
   ring: Ring
   accessToken: string
+  /** This run's mark on the page's own requests, so that their rows say so. */
+  mark: SourceMark
   /** The receiving address, for actions and exports. */
   receiveUrl(): URL
   /** The host names (with the port) the page answers to. */
@@ -158,7 +161,7 @@ export function createUiApp(context: UiContext): Hono {
     if (record === undefined || record.kind !== 'delivery') return notFound(c)
     const { count = 1 } = await jsonBody<{ count?: number }>(c)
     if (!Number.isInteger(count) || count < 1 || count > MAX_REPLAYS) return c.json({ error: 'invalid_count' }, 400)
-    return c.json({ answers: await replay(context.receiveUrl(), record, count) })
+    return c.json({ answers: await replay(context.receiveUrl(), record, count, context.mark.value('replay')) })
   })
 
   app.post('/api/resend', async (c) => {
@@ -173,7 +176,7 @@ export function createUiApp(context: UiContext): Hono {
     const marked: typeof fetch = (input, init) => {
       const headers = new Headers(init?.headers)
       if (new URL(input instanceof Request ? input.url : String(input)).pathname !== settings.tokenPath) {
-        headers.set('x-hookguard-inspect-source', 'resend')
+        headers.set(SOURCE_HEADER, context.mark.value('resend'))
       }
       return fetch(input, { ...init, headers })
     }
@@ -207,7 +210,7 @@ export function createUiApp(context: UiContext): Hono {
     const key = crypto.randomUUID()
     context.rememberPreset(key, { name: preset.name, expected: preset.expected })
     const request = await presetRequest(settings, preset.name, `${url.pathname}${url.search}`, body)
-    const answer = await sendRaw(context.receiveUrl(), request, `preset;${key}`)
+    const answer = await sendRaw(context.receiveUrl(), request, context.mark.value('preset', key))
     return c.json({ answers: [answer], expected: preset.expected })
   })
 

@@ -33,6 +33,8 @@ export interface RecordSummary {
   /** Token requests: the deliveries that presented the token it issued. */
   usedBy?: number[]
   preset?: InspectedRecord['preset']
+  notForwarded?: string[]
+  annotationFailed?: true
   bodyBytes: number
   durationMs: number
 }
@@ -65,6 +67,8 @@ export function summarize(record: InspectedRecord, usedBy?: number[]): RecordSum
   if (record.tokenId !== undefined) summary.tokenId = record.tokenId
   if (usedBy !== undefined && usedBy.length > 0) summary.usedBy = usedBy
   if (record.preset !== undefined) summary.preset = record.preset
+  if (record.notForwarded !== undefined) summary.notForwarded = record.notForwarded
+  if (record.annotationFailed !== undefined) summary.annotationFailed = record.annotationFailed
   return summary
 }
 
@@ -72,6 +76,7 @@ export function summarize(record: InspectedRecord, usedBy?: number[]): RecordSum
 export function diagnosisName(record: InspectedRecord): string | undefined {
   const { diagnosis } = record
   if (diagnosis === undefined || diagnosis.outcome === 'no_header') return undefined
+  if (diagnosis.outcome === 'failed') return 'failed'
   if (record.verdict === 'verified' && diagnosis.match?.variant === 'service') return undefined
   return diagnosis.match?.variant ?? 'no_match'
 }
@@ -89,6 +94,8 @@ export function jsonLine(record: InspectedRecord): Record<string, unknown> {
   if (record.disagreement !== undefined) line.disagreement = record.disagreement
   if (record.duplicate !== undefined) line.duplicate = record.duplicate
   if (record.tokenId !== undefined) line.tokenId = record.tokenId
+  if (record.notForwarded !== undefined) line.notForwarded = record.notForwarded
+  if (record.annotationFailed !== undefined) line.annotationFailed = record.annotationFailed
   return line
 }
 

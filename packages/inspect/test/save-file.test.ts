@@ -4,8 +4,9 @@ import { join } from 'node:path'
 import { sign } from '@hookguard/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { inspectCommand } from '../src/command.ts'
+import { failedDiagnosis } from '../src/diagnose.ts'
 import type { InspectedRecord } from '../src/record.ts'
-import { toLine } from '../src/ring.ts'
+import { fromLine, toLine } from '../src/ring.ts'
 import { cleanup, inspector, SECRET, send } from './helpers.ts'
 
 afterEach(cleanup)
@@ -163,5 +164,15 @@ describe('a save file while the inspector runs', () => {
     expect(kept.length).toBeLessThan(10)
     const ringOnDisk = kept.reduce((sum, record) => sum + toLine(record).length + 1, 0)
     expect(statSync(file).size).toBeLessThanOrEqual(2 * ringOnDisk + toLine(kept.at(-1) as InspectedRecord).length + 1)
+  })
+})
+
+describe('a record’s notes in the save file', () => {
+  it('come back as they were: a failed diagnosis, headers not forwarded, a note that failed', () => {
+    const record = stored(7, { diagnosis: failedDiagnosis(), notForwarded: ['X-Service-Hmac-Signature'], annotationFailed: true })
+    expect(fromLine(toLine(record))).toEqual(record)
+    // Out of shape, they are not records.
+    expect(fromLine(toLine(stored(8, { notForwarded: ['bad name'] })))).toBeUndefined()
+    expect(fromLine(toLine(stored(9, { annotationFailed: 'yes' })))).toBeUndefined()
   })
 })

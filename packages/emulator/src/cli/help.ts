@@ -127,6 +127,8 @@ Options:
   --save <file>       Keep records in an NDJSON file, reloaded on the next start
   --json              One JSON object a line on stdout: ready, then each delivery and token request
   --host <host>       Listen elsewhere than 127.0.0.1 (warned: it exposes what is recorded)
+  --max-connections <n>      Connections served at once (default: 128); past it, 503
+  --max-in-flight-bytes <n>  Bytes of bodies held at once (default: 33554432, 32 MiB); past it, 503
   -h, --help          Show this help
 
 The page needs the access token printed with its address (one per run). Runs until Ctrl-C.
