@@ -81,11 +81,14 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       return id === undefined || id >= before ? undefined : ring.get(id)
     },
     complete: (record) => {
-      ring.add(record)
+      const evicted = ring.add(record)
       rememberFingerprint(record)
       settings.onRecord?.(record)
-      // Built only for an open page.
-      if (listeners.size > 0) publish({ type: 'record', summary: summarize(record) })
+      // Built only for an open page, which lists what the ring keeps: what it dropped goes too.
+      if (listeners.size > 0) {
+        if (evicted.length > 0) publish({ type: 'deleted', ids: evicted })
+        publish({ type: 'record', summary: summarize(record) })
+      }
     },
     takePreset: (key) => {
       const preset = presets.get(key)
@@ -116,7 +119,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       if (presets.size >= 100) presets.delete(presets.keys().next().value as string)
       presets.set(key, preset)
     },
-    cleared: () => publish({ type: 'cleared' }),
+    publish,
   })
   const uiServer = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server
 
