@@ -9,6 +9,7 @@ import type { InspectorSettings } from './options.ts'
 import { APP_CSS, APP_JS } from './page/bundle.generated.ts'
 import type { InspectedRecord } from './record.ts'
 import type { Ring } from './ring.ts'
+import { StreamQueue } from './stream-queue.ts'
 import { detail, type RecordSummary, summarize } from './view.ts'
 
 /**
@@ -250,17 +251,11 @@ export function createUiApp(context: UiContext): Hono {
 
   app.get('/api/events', (c) =>
     streamSSE(c, async (stream) => {
-      // Bounded: a page that reads slower than deliveries arrive is sent the ring again instead.
-      const maxQueued = 2 * settings.maxRecords
-      let queue: UiEvent[] = []
-      let behind = false
+      // A page that reads slower than deliveries arrive is sent the ring again instead of a backlog.
+      const queue = new StreamQueue<UiEvent>(2 * settings.maxRecords)
       let wake: (() => void) | undefined
       const unsubscribe = context.subscribe((event) => {
-        if (queue.length < maxQueued) queue.push(event)
-        else {
-          queue = []
-          behind = true
-        }
+        queue.push(event)
         wake?.()
       })
       const ready = () => sse('ready', { records: ring.all().map((record) => summarize(record)) })
@@ -272,15 +267,17 @@ export function createUiApp(context: UiContext): Hono {
         wake?.()
       })
       while (open) {
-        if (behind) {
-          behind = false
-          text = ready()
-        }
+        const { resync, items } = queue.take()
+        if (resync) text = ready()
         // Everything queued in one write: a burst costs the page one read, not one per delivery.
-        for (const event of queue)
+        for (const event of items) {
           text +=
-            event.type === 'record' ? sse('record', event.summary) : sse(event.type, event.type === 'deleted' ? { ids: event.ids } : {})
-        queue = []
+            event.type === 'record'
+              ? sse('record', event.summary)
+              : event.type === 'deleted'
+                ? sse('deleted', { ids: event.ids })
+                : sse('cleared', {})
+        }
         if (text !== '') {
           await stream.write(text)
           text = ''
@@ -292,7 +289,7 @@ export function createUiApp(context: UiContext): Hono {
           setTimeout(resolve, 15_000).unref()
         })
         wake = undefined
-        if (queue.length === 0 && !behind && open) await stream.write(': ping\n\n')
+        if (queue.empty && open) await stream.write(': ping\n\n')
       }
       unsubscribe()
     }),
