@@ -1,6 +1,14 @@
 import type { SentAnswer } from '../actions.ts'
 import type { RecordSummary } from '../view.ts'
 
+// One formatter for every row: `toLocaleTimeString` with options builds a new one per call.
+const CLOCK = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit', second: '2-digit', hour12: false })
+
+/** A row's time of day, in the reader's locale. */
+export function clockTime(ms: number): string {
+  return CLOCK.format(ms)
+}
+
 /** How a record's verdict reads, in its row and its detail. */
 export function verdictLabel(r: RecordSummary): string {
   if (r.kind === 'token') return r.verdict === 'verified' ? 'token issued' : 'token refused'

@@ -1,17 +1,19 @@
 import type { RecordSummary } from '../view.ts'
 import { type Child, h } from './dom.ts'
-import { disagreementText, verdictLabel } from './format.ts'
+import { clockTime, disagreementText, verdictLabel } from './format.ts'
 import type { Records } from './records.ts'
 
 /**
  * The timeline: one row per record kept, newest first, filtered by verdict, code and
  * disagreement (the filters live in the address's query). Rows are drawn again only when their
- * record changes, at most once per animation frame however many deliveries arrived meanwhile,
- * and a frame stops drawing after {@link FRAME_BUDGET_MS}, the rest left to the next: a burst of
- * deliveries keeps the page responsive.
+ * record changes, in an animation frame that draws every change since the last one, at most one
+ * such frame per {@link FRAME_INTERVAL_MS}; a frame stops drawing after {@link FRAME_BUDGET_MS}
+ * and leaves the rest to the next. A burst of deliveries keeps the page responsive: each frame
+ * draws the rows that changed, never the whole list, and only rows on screen are laid out (style.css).
  */
 
 const FRAME_BUDGET_MS = 8
+const FRAME_INTERVAL_MS = 100
 /** Drawn anyway when no frame comes (a tab in the background gets none). */
 const FALLBACK_MS = 250
 
@@ -52,8 +54,10 @@ export function createTimeline(records: Records): Timeline {
   const dirty = new Set<number>()
   const waiting: (() => void)[] = []
   let selected: number | undefined
+  let pending = false
+  let lastFlush = Number.NEGATIVE_INFINITY
   let frame: number | undefined
-  let fallback: ReturnType<typeof setTimeout> | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
 
   const params = new URL(location.href).searchParams
   verdict.value = params.get('verdict') ?? ''
@@ -105,7 +109,7 @@ export function createTimeline(records: Records): Timeline {
         'data-testid': 'row',
       },
       h('span', { class: 'id' }, `#${r.id}`),
-      h('span', { class: 'time' }, new Date(r.time).toLocaleTimeString(undefined, { hour12: false })),
+      h('span', { class: 'time' }, clockTime(r.time)),
       h('span', { class: 'verdict', 'data-testid': 'verdict' }, verdictLabel(r)),
       h('span', { class: 'mode' }, r.mode),
       h('span', { class: 'path' }, `${r.method} ${r.path}`),
@@ -151,15 +155,16 @@ export function createTimeline(records: Records): Timeline {
 
   function flush(): void {
     if (frame !== undefined) cancelAnimationFrame(frame)
-    clearTimeout(fallback)
+    clearTimeout(timer)
     frame = undefined
-    fallback = undefined
+    pending = false
     const start = performance.now()
+    lastFlush = start
     for (const id of dirty) {
       dirty.delete(id)
       draw(id)
       if (dirty.size > 0 && performance.now() - start > FRAME_BUDGET_MS) {
-        schedule()
+        schedule(true)
         break
       }
     }
@@ -168,10 +173,16 @@ export function createTimeline(records: Records): Timeline {
     if (dirty.size === 0) for (const then of waiting.splice(0)) then()
   }
 
-  function schedule(): void {
-    if (frame !== undefined) return
-    frame = requestAnimationFrame(flush)
-    fallback = setTimeout(flush, FALLBACK_MS)
+  /** The next frame draws; `soon`: without waiting for the interval (a draw cut short by its budget). */
+  function schedule(soon = false): void {
+    if (pending) return
+    pending = true
+    // Changes arriving one after another are drawn FRAME_INTERVAL_MS apart: a burst costs a few frames a second.
+    const wait = soon ? 0 : Math.max(0, lastFlush + FRAME_INTERVAL_MS - performance.now())
+    timer = setTimeout(() => {
+      frame = requestAnimationFrame(flush)
+      timer = setTimeout(flush, FALLBACK_MS)
+    }, wait)
   }
 
   function changed(ids: Iterable<number>): void {
