@@ -108,11 +108,19 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
           settings.onWarning(`hookguard inspect: record #${record.id}: ${what} failed (${(error as Error)?.name ?? 'error'}).`)
         }
       }
-      step('keeping it', () => ring.add(record))
+      let evicted: number[] = []
+      step('keeping it', () => {
+        evicted = ring.add(record)
+      })
       step('linking its repeats', () => rememberFingerprint(record))
       step('reporting it', () => settings.onRecord?.(record))
-      // Built only for an open page.
-      if (listeners.size > 0) step('showing it', () => publish({ type: 'record', summary: summarize(record) }))
+      // Built only for an open page, which lists what the ring keeps: what it dropped goes too.
+      if (listeners.size > 0) {
+        step('showing it', () => {
+          if (evicted.length > 0) publish({ type: 'deleted', ids: evicted })
+          publish({ type: 'record', summary: summarize(record) })
+        })
+      }
     },
     takePreset: (key) => {
       const preset = presets.get(key)
@@ -145,7 +153,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       if (presets.size >= 100) presets.delete(presets.keys().next().value as string)
       presets.set(key, preset)
     },
-    cleared: () => publish({ type: 'cleared' }),
+    publish,
   })
   const uiServer = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server
 

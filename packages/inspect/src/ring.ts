@@ -83,16 +83,18 @@ export class Ring {
     return this.#nextId++
   }
 
-  add(record: InspectedRecord): void {
-    if (this.#save === undefined) {
-      this.#insert(record)
-      return
-    }
+  /**
+   * Keeps `record`, and returns the ids dropped to stay within the bounds, oldest first: the page
+   * is told them, so that it lists what the ring keeps and nothing more.
+   */
+  add(record: InspectedRecord): number[] {
+    if (this.#save === undefined) return this.#insert(record)
     const line = toLine(record)
-    this.#insert(record, Buffer.byteLength(line) + 1)
+    const evicted = this.#insert(record, Buffer.byteLength(line) + 1)
     this.#fileBytes += appendLine(this.#save, line)
     this.#fileLines++
     if (this.#fileLines > COMPACT_FACTOR * this.#maxRecords || this.#fileBytes > COMPACT_FACTOR * this.#keptLineBytes) this.#rewrite()
+    return evicted
   }
 
   get(id: number): InspectedRecord | undefined {
@@ -124,7 +126,8 @@ export class Ring {
     this.#rewrite()
   }
 
-  #insert(record: InspectedRecord, lineBytes = 0): void {
+  #insert(record: InspectedRecord, lineBytes = 0): number[] {
+    const evicted: number[] = []
     // The same id twice (a file edited by hand): the later one stands.
     if (this.#records.has(record.id)) this.#remove(record.id)
     this.#records.set(record.id, record)
@@ -137,7 +140,9 @@ export class Ring {
       // The newest stays even alone over the byte bound: the page has to show what just came in.
       if (id === record.id) break
       this.#remove(id)
+      evicted.push(id)
     }
+    return evicted
   }
 
   #remove(id: number): void {

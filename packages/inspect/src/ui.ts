@@ -10,6 +10,7 @@ import { APP_CSS, APP_JS } from './page/bundle.generated.ts'
 import type { InspectedRecord } from './record.ts'
 import type { Ring } from './ring.ts'
 import { SOURCE_HEADER, type SourceMark } from './source-mark.ts'
+import { StreamQueue } from './stream-queue.ts'
 import { detail, type RecordSummary, summarize } from './view.ts'
 
 /**
@@ -62,10 +63,35 @@ export interface UiContext {
   allowedHosts(): Set<string>
   subscribe(listener: (event: UiEvent) => void): () => void
   rememberPreset(key: string, preset: { name: string; expected: string }): void
-  cleared(): void
+  /** Tells every open page. */
+  publish(event: UiEvent): void
 }
 
-export type UiEvent = { type: 'record'; summary: RecordSummary } | { type: 'deleted'; id: number } | { type: 'cleared' }
+/** What changed in the ring: a record kept, records dropped (evicted by the bounds, or deleted), all dropped. */
+export type UiEvent = { type: 'record'; summary: RecordSummary } | { type: 'deleted'; ids: number[] } | { type: 'cleared' }
+
+/**
+ * The page's stream, one server-sent event per entry: `ready` first, with every record the ring
+ * keeps (taken in the same turn as the subscription, so that nothing falls between the two), then
+ * each change. A page that reads too slowly gets `ready` again instead of the changes it missed.
+ */
+export interface StreamData {
+  ready: { records: RecordSummary[] }
+  record: RecordSummary
+  deleted: { ids: number[] }
+  cleared: Record<string, never>
+}
+
+/** What `/api/state` answers: the page's settings, and the records kept, oldest first. */
+export interface PageState {
+  mode: InspectorSettings['auth']['mode']
+  forwardTo: string | null
+  receive: string
+  maxBodySize: number
+  presets: Preset[]
+  canResend: boolean
+  records: RecordSummary[]
+}
 
 /** Both sides hashed first, so that the comparison's time tells nothing of the expected value's length either. */
 function sameSecret(given: string | undefined, expected: string): boolean {
@@ -125,7 +151,7 @@ export function createUiApp(context: UiContext): Hono {
       presets: presetsFor(settings.auth.mode),
       canResend: settings.deliver !== undefined,
       records: ring.all().map((record) => summarize(record)),
-    }),
+    } satisfies PageState),
   )
 
   app.get('/api/records/:id', (c) => {
@@ -214,40 +240,59 @@ export function createUiApp(context: UiContext): Hono {
     return c.json({ answers: [answer], expected: preset.expected })
   })
 
-  app.delete('/api/records/:id', (c) => (ring.delete(Number(c.req.param('id'))) ? c.json({ deleted: true }) : notFound(c)))
+  app.delete('/api/records/:id', (c) => {
+    const id = Number(c.req.param('id'))
+    if (!ring.delete(id)) return notFound(c)
+    context.publish({ type: 'deleted', ids: [id] })
+    return c.json({ deleted: true })
+  })
   app.delete('/api/records', (c) => {
     ring.clear()
-    context.cleared()
+    context.publish({ type: 'cleared' })
     return c.json({ cleared: true })
   })
 
   app.get('/api/events', (c) =>
     streamSSE(c, async (stream) => {
-      const queue: UiEvent[] = []
+      // A page that reads slower than deliveries arrive is sent the ring again instead of a backlog.
+      const queue = new StreamQueue<UiEvent>(2 * settings.maxRecords)
       let wake: (() => void) | undefined
       const unsubscribe = context.subscribe((event) => {
         queue.push(event)
         wake?.()
       })
+      const ready = () => sse('ready', { records: ring.all().map((record) => summarize(record)) })
+      // Taken in the subscription's turn: every later change is in the queue.
+      let text = ready()
       let open = true
       stream.onAbort(() => {
         open = false
         wake?.()
       })
-      await stream.writeSSE({ event: 'ready', data: '{}' })
       while (open) {
-        const event = queue.shift()
-        if (event === undefined) {
-          // A comment every 15 s keeps proxies and idle timers from closing the stream.
-          await new Promise<void>((resolve) => {
-            wake = resolve
-            setTimeout(resolve, 15_000).unref()
-          })
-          wake = undefined
-          if (queue.length === 0 && open) await stream.write(': ping\n\n')
+        const { resync, items } = queue.take()
+        if (resync) text = ready()
+        // Everything queued in one write: a burst costs the page one read, not one per delivery.
+        for (const event of items) {
+          text +=
+            event.type === 'record'
+              ? sse('record', event.summary)
+              : event.type === 'deleted'
+                ? sse('deleted', { ids: event.ids })
+                : sse('cleared', {})
+        }
+        if (text !== '') {
+          await stream.write(text)
+          text = ''
           continue
         }
-        await stream.writeSSE({ event: event.type, data: JSON.stringify(event.type === 'record' ? event.summary : event) })
+        // A comment every 15 s keeps proxies and idle timers from closing the stream.
+        await new Promise<void>((resolve) => {
+          wake = resolve
+          setTimeout(resolve, 15_000).unref()
+        })
+        wake = undefined
+        if (queue.empty && open) await stream.write(': ping\n\n')
       }
       unsubscribe()
     }),
@@ -281,6 +326,11 @@ function invalidPath(c: Context) {
     },
     400,
   )
+}
+
+/** One server-sent event; JSON text holds no line break, so its data is one line. */
+function sse<K extends keyof StreamData>(event: K, data: StreamData[K]): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 }
 
 function notFound(c: Context) {

@@ -42,6 +42,15 @@ describe('Ring', () => {
     expect(ring.all().map((r) => r.id)).toEqual([3, 4, 5])
   })
 
+  it('returns the ids it evicted to stay within its bounds, oldest first, for the page to drop', () => {
+    const ring = new Ring({ maxRecords: 2, maxBytes: 5000 })
+    expect(ring.add(record(ring))).toEqual([])
+    expect(ring.add(record(ring))).toEqual([])
+    expect(ring.add(record(ring))).toEqual([1])
+    expect(ring.add(record(ring, 4000))).toEqual([2, 3])
+    expect(ring.all().map((r) => r.id)).toEqual([4])
+  })
+
   it('keeps at most maxBytes under a flood of large deliveries', () => {
     const ring = new Ring({ maxBytes: 100_000 })
     for (let i = 0; i < 50; i++) ring.add(record(ring, 30_000))

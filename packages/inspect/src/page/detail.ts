@@ -1,0 +1,126 @@
+import type { RecordDetail } from '../view.ts'
+import { api } from './api.ts'
+import { base64Bytes, hexDump } from './bytes.ts'
+import { deliveryActions } from './delivery-actions.ts'
+import { type Child, h, section, table } from './dom.ts'
+import { disagreementText, verdictLabel } from './format.ts'
+
+/**
+ * A delivery's detail, in the pane beside the timeline: its facts, the diagnosis, headers, the
+ * body as text and hex, the text the signature covers, the app's answer, and its actions.
+ */
+
+const GLYPH: Record<string, string> = { ' ': '·', '\t': '→', '\n': '↵\n', '\r': '␍', '\f': '␌', '\u000B': '␋' }
+
+function coveredView(segments: NonNullable<RecordDetail['covered']>): HTMLElement {
+  const pre = h('pre', { class: 'covered', 'data-testid': 'covered' })
+  for (const s of segments) {
+    pre.append(
+      s.removed
+        ? h('span', { class: 'ws', title: 'removed before signing' }, [...s.text].map((c) => GLYPH[c] ?? c).join(''))
+        : document.createTextNode(s.text),
+    )
+  }
+  return pre
+}
+
+function diagnosisBlock(diag: NonNullable<RecordDetail['diagnosisDetail']>): HTMLElement {
+  return section(
+    'Diagnosis',
+    h('p', { 'data-testid': 'diagnosis' }, diag.summary),
+    table(
+      [
+        ['received (first 8 hex)', diag.received8.join(', ') || '(none)'],
+        ['computed, service form, secret #1', diag.expected8],
+      ],
+      'digests',
+    ),
+    ...diag.matches.map((m) => h('p', { class: 'match' }, `✔ ${m.variant} with secret ${m.secretLabel}: ${m.explanation}`)),
+    h(
+      'details',
+      {},
+      h('summary', {}, `Every variant tried (${diag.tried.length})`),
+      h(
+        'table',
+        { class: 'kv' },
+        h('tr', {}, h('th', {}, 'variant'), h('th', {}, 'secret'), h('th', {}, 'digest'), h('th', {}, '')),
+        ...diag.tried.map((t) =>
+          h('tr', {}, h('td', {}, t.variant), h('td', {}, `#${t.secret}`), h('td', {}, t.digest8), h('td', {}, t.matched ? 'matches' : '')),
+        ),
+      ),
+    ),
+  )
+}
+
+function facts(d: RecordDetail): [string, string][] {
+  const rows: [string, string][] = [
+    ['verdict', verdictLabel(d)],
+    ['hookguard status', String(d.status)],
+  ]
+  if (d.code) rows.push(['code', d.code])
+  if (d.hint) rows.push(['hint', d.hint])
+  if (d.form) rows.push(['signed form', d.form])
+  if (d.appStatus !== undefined) rows.push(['app status', String(d.appStatus)])
+  if (d.appError)
+    rows.push(['app', d.appError === 'timeout' ? 'did not answer in time (504 to the sender)' : 'not reachable (502 to the sender)'])
+  if (d.preset) rows.push(['preset', `${d.preset.name}: should get ${d.preset.expected}`])
+  rows.push(['mode', d.mode], ['time', new Date(d.time).toISOString()], ['size', `${d.bodyBytes} bytes`], ['took', `${d.durationMs} ms`])
+  return rows
+}
+
+/** Shows record `id` in `pane`, fetched from the server (which redacts it); `onEdit` puts a body in the composer. */
+export async function showDetail(pane: HTMLElement, id: number, onEdit: (path: string, body: string) => void): Promise<void> {
+  let d: RecordDetail
+  try {
+    d = await api<RecordDetail>(`/api/records/${id}`)
+  } catch {
+    pane.replaceChildren(h('p', { class: 'muted' }, `#${id} is no longer kept.`))
+    return
+  }
+  const blocks: Child[] = [
+    h('h2', {}, `#${d.id} ${d.method} ${d.path}`),
+    h('p', {}, h('a', { href: `#/d/${d.id}`, 'data-testid': 'permalink' }, 'Permalink')),
+    d.disagreement
+      ? h('p', { class: 'alert', 'data-testid': 'disagreement-detail' }, `⚠ Disagreement: ${disagreementText(d.disagreement)}.`)
+      : null,
+    table(facts(d), 'facts'),
+  ]
+  const links: Child[] = []
+  if (d.tokenId !== undefined) links.push(h('a', { href: `#/d/${d.tokenId}` }, `token request #${d.tokenId}`))
+  for (const used of d.usedBy ?? []) links.push(' ', h('a', { href: `#/d/${used}` }, `delivery #${used}`))
+  if (links.length > 0) blocks.push(h('p', {}, 'Linked: ', ...links))
+  if (d.diagnosisDetail) blocks.push(diagnosisBlock(d.diagnosisDetail))
+  blocks.push(section('Headers', table(d.headers, 'headers')))
+  if (d.kind === 'token') {
+    blocks.push(section('Body (credentials replaced)', h('pre', { 'data-testid': 'body-text' }, d.bodyText ?? '')))
+  } else {
+    const bytes = base64Bytes(d.bodyBase64)
+    blocks.push(
+      section(
+        `Body as received${d.truncated ? ' (cut at the size limit)' : ''}`,
+        h('pre', { 'data-testid': 'body-text' }, new TextDecoder().decode(bytes)),
+        h('details', {}, h('summary', {}, 'Hex'), h('pre', { class: 'hex', 'data-testid': 'body-hex' }, hexDump(bytes))),
+      ),
+    )
+    if (d.covered) blocks.push(section('Text the signature covers (marked: whitespace removed before signing)', coveredView(d.covered)))
+    if (d.payload !== undefined) blocks.push(section('Parsed payload', h('pre', { 'data-testid': 'payload' }, d.payload)))
+  }
+  if (d.app) {
+    blocks.push(
+      section(
+        'App answer',
+        table(
+          [
+            ['status', d.app.status === undefined ? (d.app.error ?? '') : String(d.app.status)],
+            ['took', `${d.app.durationMs} ms`],
+            ...d.app.headers,
+          ],
+          'app-answer',
+        ),
+        h('pre', {}, d.app.bodyText),
+      ),
+    )
+  }
+  if (d.kind === 'delivery') blocks.push(deliveryActions(d, onEdit))
+  pane.replaceChildren(...blocks.filter((b): b is HTMLElement => b instanceof HTMLElement))
+}

@@ -1,0 +1,42 @@
+import type { DiffSegment, RecordDiff } from '../diff.ts'
+import { api } from './api.ts'
+import { h, section } from './dom.ts'
+
+function segmentsView(segments: DiffSegment[], testid: string): HTMLElement {
+  const pre = h('pre', { 'data-testid': testid })
+  for (const s of segments) pre.append(s.changed ? h('mark', {}, s.text) : document.createTextNode(s.text))
+  return pre
+}
+
+/** Two deliveries side by side in `pane`: headers, bytes and signed text, what differs marked. */
+export async function showDiff(pane: HTMLElement, a: number, b: number): Promise<void> {
+  let diff: RecordDiff
+  try {
+    diff = await api<RecordDiff>(`/api/diff?a=${a}&b=${b}`)
+  } catch {
+    pane.replaceChildren(h('p', { class: 'muted' }, 'Both must be deliveries still kept.'))
+    return
+  }
+  pane.replaceChildren(
+    h('h2', {}, `Diff #${a} ↔ #${b}`),
+    section(
+      'Headers',
+      h(
+        'table',
+        { class: 'kv', 'data-testid': 'diff-headers' },
+        h('tr', {}, h('th', {}, 'name'), h('th', {}, `#${a}`), h('th', {}, `#${b}`)),
+        ...diff.headers.map((x) =>
+          h('tr', { class: x.same ? '' : 'changed' }, h('td', {}, x.name), h('td', {}, x.a ?? '—'), h('td', {}, x.b ?? '—')),
+        ),
+      ),
+    ),
+    section(
+      `Bytes${diff.body.same ? ' (identical)' : ''}`,
+      h('div', { class: 'split' }, segmentsView(diff.body.a, 'diff-body-a'), segmentsView(diff.body.b, 'diff-body-b')),
+    ),
+    section(
+      `Signed text${diff.signed.same ? ' (identical)' : ''}`,
+      h('div', { class: 'split' }, segmentsView(diff.signed.a, 'diff-signed-a'), segmentsView(diff.signed.b, 'diff-signed-b')),
+    ),
+  )
+}

@@ -1,0 +1,120 @@
+import { sign } from '@hookguard/core'
+import { CHROMIUM_ARGS, chromiumPath } from '@hookguard/testkit/chromium'
+import { type Browser, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEFAULT_MAX_RECORDS } from '../../src/ring.ts'
+import { cleanup, inspector, SECRET, send } from '../helpers.ts'
+
+const executablePath = chromiumPath()
+if (executablePath === undefined) throw new Error('No Chromium: install it (apt-get install chromium) or set CHROMIUM_PATH')
+
+const BURST = 2000
+/** Requests in flight at once: a sender retrying a backlog, not one connection per delivery. */
+const PARALLEL = 32
+/** The longest task the page may run while the burst arrives: a frozen tab is what the issue found. */
+const LONGEST_TASK_MS = 200
+/** How long the page has, after the last answer, to show what the server keeps. */
+const SETTLE_MS = 10_000
+
+let browser: Browser
+let page: Page
+
+beforeAll(async () => {
+  browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, timeout: 30_000 })
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await cleanup()
+})
+
+/** Resolves with `work`'s value, or rejects after `ms`: a frozen page never answers an evaluate. */
+function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms (the page's main thread is busy)`)), ms)
+  })
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
+}
+
+/** The ids the page lists, newest first. */
+function listedIds(target: Page): Promise<number[]> {
+  return target.evaluate(() => [...document.querySelectorAll('[data-testid="row"]')].map((row) => Number(row.getAttribute('data-id'))))
+}
+
+describe('a burst of deliveries', () => {
+  it(`keeps the page responsive through ${BURST} deliveries, and lists exactly what the server keeps`, async () => {
+    const { inspector: running } = await inspector()
+    page = await browser.newPage()
+    // Every task over 50 ms the page runs, from its first script on.
+    await page.addInitScript(() => {
+      const seen: number[] = []
+      ;(window as { __longTasks?: number[] }).__longTasks = seen
+      new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) seen.push(entry.duration)
+      }).observe({ type: 'longtask', buffered: true })
+    })
+    await page.goto(running.uiUrl)
+    await page.getByTestId('status').getByText('live').waitFor({ timeout: 15_000 })
+
+    const body = '{"event":"order.paid","data":{"id":42}}'
+    const signature = await sign(body, SECRET)
+    let next = 0
+    const statuses: number[] = []
+    await Promise.all(
+      Array.from({ length: PARALLEL }, async () => {
+        while (next < BURST) {
+          next++
+          const answer = await send(`${running.receiveUrl}/hooks`, {
+            // With its length, as the service sends: a chunked body reserves the whole size limit of the
+            // inspector's in-flight budget, which 32 at once would exhaust.
+            headers: { 'x-service-hmac-signature': signature, 'content-length': String(Buffer.byteLength(body)) },
+            chunks: [body],
+          })
+          statuses.push(answer.status)
+        }
+      }),
+    )
+    expect(statuses).toHaveLength(BURST)
+    expect(statuses.every((status) => status === 200)).toBe(true)
+
+    // What the server keeps, through its list API; the page lists it newest (highest id) first.
+    const kept = await keptIds(running.uiUrl, running.accessToken)
+    expect(kept).toHaveLength(DEFAULT_MAX_RECORDS)
+    expect(await lists(page, kept)).toEqual(kept)
+    expect(await within(5000, 'reading the title', page.title())).toBe(`hookguard inspect (${DEFAULT_MAX_RECORDS})`)
+    expect(await longestTask(page)).toBeLessThan(LONGEST_TASK_MS)
+
+    // Opened again with the ring full: the whole list arrives at once, and is drawn a frame at a time.
+    await page.reload()
+    await page.getByTestId('status').getByText('live').waitFor({ timeout: 15_000 })
+    expect(await lists(page, kept)).toEqual(kept)
+    expect(await longestTask(page)).toBeLessThan(LONGEST_TASK_MS)
+  })
+})
+
+async function keptIds(uiUrl: string, token: string): Promise<number[]> {
+  const answer = await fetch(`${new URL(uiUrl).origin}/api/state`, { headers: { 'x-inspect-token': token } })
+  const state = (await answer.json()) as { records: { id: number }[] }
+  return state.records.map((record) => record.id).sort((a, b) => b - a)
+}
+
+/** The ids the page lists once it shows `kept`, or what it lists after {@link SETTLE_MS}. */
+async function lists(target: Page, kept: number[]): Promise<number[]> {
+  const deadline = Date.now() + SETTLE_MS
+  let listed: number[] = []
+  while (Date.now() < deadline) {
+    listed = await within(deadline - Date.now() + 100, 'listing the rows', listedIds(target))
+    if (listed.length === kept.length && listed.every((id, i) => id === kept[i])) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return listed
+}
+
+function longestTask(target: Page): Promise<number> {
+  return within(
+    5000,
+    'reading the long tasks',
+    target.evaluate(() => Math.max(0, ...((window as { __longTasks?: number[] }).__longTasks ?? []))),
+  )
+}
