@@ -63,6 +63,10 @@ function facts(d: RecordDetail): [string, string][] {
   if (d.appStatus !== undefined) rows.push(['app status', String(d.appStatus)])
   if (d.appError)
     rows.push(['app', d.appError === 'timeout' ? 'did not answer in time (504 to the sender)' : 'not reachable (502 to the sender)'])
+  // The header names are the sender's text: written as text, like every other value here.
+  if (d.notForwarded)
+    rows.push(['not forwarded', `${d.notForwarded.join(', ')} (named in Connection: judged here, dropped before the app)`])
+  if (d.annotationFailed) rows.push(['notes', 'a hint, link or disagreement could not be made for this request; the verdict stands'])
   if (d.preset) rows.push(['preset', `${d.preset.name}: should get ${d.preset.expected}`])
   rows.push(['mode', d.mode], ['time', new Date(d.time).toISOString()], ['size', `${d.bodyBytes} bytes`], ['took', `${d.durationMs} ms`])
   return rows
