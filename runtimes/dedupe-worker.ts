@@ -4,7 +4,7 @@ import { type DedupeNamespace, durableObjectDedupeStore, HookguardDedupe } from 
 import { webhook as fetchWebhook } from '@hookguard/fetch'
 import { webhook as honoWebhook } from '@hookguard/hono'
 import { Hono } from 'hono'
-import { DEDUPE_SECRET, HONO_SHARDS, type LedgerCounts, type TestPayload } from './suite/dedupe.ts'
+import { DEDUPE_SECRET, HONO_SHARDS, type LedgerCounts, OPEN_MAX_ROWS, OPEN_SHARDS, type TestPayload } from './suite/dedupe.ts'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const jitter = () => sleep(Math.random() * 15)
@@ -23,6 +23,8 @@ interface Env {
   BROKEN: DurableObjectNamespace
   /** HookguardDedupe on the older key-value storage, where it has no SQL. */
   KV_DEDUPE: DurableObjectNamespace<KeyValueDedupe>
+  /** The objects of the mode-`none` route, which anyone can add rows to: bounded by `maxRows`. */
+  OPEN: DurableObjectNamespace<OpenDedupe>
 }
 
 /**
@@ -33,9 +35,9 @@ interface Env {
 export class TestDedupe extends HookguardDedupe {
   static override sweepEvery = 100
 
-  override async claim(key: string, ttlMs: number): ReturnType<HookguardDedupe['claim']> {
+  override async claim(key: string, ttlMs: number, maxRows?: number): ReturnType<HookguardDedupe['claim']> {
     await jitter()
-    const found = await super.claim(key, ttlMs)
+    const found = await super.claim(key, ttlMs, maxRows)
     await jitter()
     return found
   }
@@ -69,6 +71,9 @@ export class TestDedupe extends HookguardDedupe {
 }
 
 export class KeyValueDedupe extends HookguardDedupe {}
+
+/** The mode-`none` route's objects: a class of their own, since a class is one namespace, whatever binds it. */
+export class OpenDedupe extends TestDedupe {}
 
 export class NotRpc {
   fetch(): Response {
@@ -161,6 +166,15 @@ function createApps(env: Env) {
     .post('/hono/broken', honoWebhook<TestPayload>({ auth, dedupe: { store: durableObjectDedupeStore(env.BROKEN) } }), (c) =>
       handle(c.get('webhook').payload, c.env),
     )
+    // Mode `none`: any request is a delivery, and the store's maxRows is all that bounds its rows.
+    .post(
+      '/hono/open',
+      honoWebhook<TestPayload>({
+        auth: { mode: 'none' },
+        dedupe: { ...dedupe, store: durableObjectDedupeStore(env.OPEN, { shards: OPEN_SHARDS, maxRows: OPEN_MAX_ROWS }) },
+      }),
+      (c) => handle(c.get('webhook').payload, c.env),
+    )
     .post('/hono/kv', honoWebhook<TestPayload>({ auth, dedupe: { store: durableObjectDedupeStore(env.KV_DEDUPE) } }), (c) =>
       handle(c.get('webhook').payload, c.env),
     )
@@ -197,6 +211,10 @@ export default {
         )
         return Response.json(found)
       }
+      case '/test/open-rows':
+        return Response.json(
+          await Promise.all(Array.from({ length: OPEN_SHARDS }, (_, shard) => env.OPEN.getByName(`hookguard-dedupe:${shard}`).rows())),
+        )
       case '/test/restart': {
         const shards = Number(url.searchParams.get('shards'))
         const outcomes = await Promise.allSettled(

@@ -5,7 +5,15 @@ import { sign } from '@hookguard/core'
 import { Miniflare, type MiniflareOptions } from 'miniflare'
 import { bundleWorker, type WorkerModule, workerModules } from './bundle.ts'
 import { parseArgs } from './suite/args.ts'
-import { DEDUPE_SECRET, DEFAULT_SHARDS, HONO_SHARDS, type LedgerCounts, type TestPayload } from './suite/dedupe.ts'
+import {
+  DEDUPE_SECRET,
+  DEFAULT_SHARDS,
+  HONO_SHARDS,
+  type LedgerCounts,
+  OPEN_MAX_ROWS,
+  OPEN_SHARDS,
+  type TestPayload,
+} from './suite/dedupe.ts'
 import { assert, Tally } from './suite/reply.ts'
 
 // "Each delivery once" on Cloudflare Workers: `dedupe-worker.ts`, bundled as wrangler would, runs
@@ -92,6 +100,7 @@ function options(): MiniflareOptions {
       LEDGER: { className: 'Ledger', useSQLite: true },
       BROKEN: { className: 'NotRpc' },
       KV_DEDUPE: { className: 'KeyValueDedupe', useSQLite: false },
+      OPEN: { className: 'OpenDedupe', useSQLite: true },
     },
     // On disk, so that a restart of workerd finds every claim and every done mark again.
     durableObjectsPersist: path.join(out, 'durable-objects'),
@@ -195,6 +204,54 @@ async function runChecks(): Promise<void> {
       assert(completed === 2, `${payload.id} completed ${completed} times, expected twice (once per TTL)`)
     }
   })
+
+  await tally.check(
+    `mode none, a sender who never stops: 2 000 new deliveries, each object keeps at most maxRows (${OPEN_MAX_ROWS}), the rest 503, none run twice`,
+    async () => {
+      const sent = 2000
+      // Handlers that succeed at once: every row past the bound would be a claim or a done mark kept.
+      const flood: Plan[] = Array.from({ length: sent }, (_, i) => {
+        const payload: TestPayload = { id: `open-${i}`, fail: 0, throws: false, ms: 0 }
+        return { payload, body: JSON.stringify(payload), signature: '' }
+      })
+      const answers = new Map<number, number>()
+      const handled: Plan[] = []
+      let next = 0
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < flood.length) {
+            const plan = flood[next++] as Plan
+            const res = await post('/hono/open', plan)
+            await res.arrayBuffer()
+            answers.set(res.status, (answers.get(res.status) ?? 0) + 1)
+            if (res.status === 200) handled.push(plan)
+          }
+        }),
+      )
+      const shards = (await (await fetch(`${origin}/test/open-rows`)).json()) as { rows: number }[]
+      console.log(
+        `mode none flood: ${sent} deliveries answered ${JSON.stringify(Object.fromEntries(answers))}; rows per object: ${shards.map((s) => s.rows).join(' ')}`,
+      )
+      assert(
+        shards.every((shard) => shard.rows <= OPEN_MAX_ROWS),
+        `an object keeps more than ${OPEN_MAX_ROWS} rows`,
+      )
+      assert(handled.length === OPEN_SHARDS * OPEN_MAX_ROWS, `${handled.length} handled, expected ${OPEN_SHARDS * OPEN_MAX_ROWS}`)
+      assert(answers.get(503) === sent - handled.length, 'the deliveries past the bound were not all answered 503')
+      // Every handled delivery's done mark is still there: its copy is a duplicate, never a second run.
+      const stats = newStats()
+      await Promise.all(handled.map((plan) => deliver('/hono/open', plan, stats)))
+      assert(
+        [...stats.answers.values()].every((answer) => answer.handled === 0 && answer.duplicate === 1),
+        'a handled delivery ran again',
+      )
+      const counts = await ledger()
+      assert(
+        handled.every(({ payload }) => counts[payload.id]?.started === 1),
+        'a handled delivery started more than once',
+      )
+    },
+  )
 
   await tally.check('an object that cannot answer: 503 store_unavailable with Retry-After, and the handler never runs', async () => {
     const [plan] = await plans('broken', 1, { slowMs: [0, 0] })

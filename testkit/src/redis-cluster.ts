@@ -34,6 +34,8 @@ export interface RedisCluster {
   masters(): Promise<number[]>
   /** The port of the master that serves each of `keys` now, in their order. */
   mastersOf(keys: string[]): Promise<number[]>
+  /** What one running node says of the whole cluster now: `ok`, or `fail` while it refuses every command with `CLUSTERDOWN`. */
+  state(port: number): Promise<'ok' | 'fail'>
   /** SIGKILLs one node, as a crash; resolves once its port is closed. */
   kill(port: number): Promise<void>
   /** Resolves once every node still running says `cluster_state:ok` and every slot has a master that runs. */
@@ -137,6 +139,9 @@ export async function startRedisCluster({ nodeTimeoutMs = 1000 }: RedisClusterOp
         const slot = keySlot(key)
         return nodes.find((node) => node.slots.some(([from, to]) => slot >= from && slot <= to))?.port ?? 0
       })
+    },
+    async state(port) {
+      return /cluster_state:ok/.test(await cli(port, 'CLUSTER', 'INFO')) ? 'ok' : 'fail'
     },
     kill,
     async healthy(timeoutMs = START_TIMEOUT_MS) {

@@ -12,3 +12,17 @@ export function checkTtl(ttlMs: number): void {
     throw new TypeError('@hookguard/cloudflare: a dedupe TTL must be a whole number of milliseconds, 1 or more')
   }
 }
+
+/**
+ * Rows one object keeps at most, by default: its live claims and done marks together. The default
+ * 16 objects keep 1.6 million deliveries, a few hundred megabytes of SQLite in all; a day's
+ * deliveries to one receiver are usually far fewer. In mode `none` anyone can add rows, and this
+ * is what bounds them.
+ */
+export const DEFAULT_MAX_ROWS = 100_000
+
+export function checkMaxRows(maxRows: number): void {
+  if (!Number.isSafeInteger(maxRows) || maxRows < 1) {
+    throw new TypeError('@hookguard/cloudflare: maxRows must be a whole number, 1 or more')
+  }
+}

@@ -1,5 +1,5 @@
 import { DurableObject } from 'cloudflare:workers'
-import { checkKey, checkTtl } from './checks.ts'
+import { checkKey, checkMaxRows, checkTtl, DEFAULT_MAX_ROWS } from './checks.ts'
 import { type ClaimAnswer, type ClaimRow, type ClaimRows, claimRow, completeRow, releaseRow } from './claims.ts'
 
 const TABLE = 'hookguard_dedupe'
@@ -24,7 +24,9 @@ interface SqlRow extends Record<string, string | number | null> {
  * A claim is read and written in one synchronous step of SQL, with no `await` in between, so the
  * object (which runs one call at a time until that call awaits I/O) never grants one key twice.
  * Each row keeps its expiry; an expired row counts as absent at once, and an alarm deletes the
- * expired rows, so the storage holds no more than the deliveries of the last `ttl`.
+ * expired rows, so the storage holds no more than the deliveries of the last `ttl`, and never
+ * more than the store's `maxRows`: a claim for a new key past it is refused (the receiver answers
+ * 503), never made by forgetting another delivery's claim or done mark.
  */
 export class HookguardDedupe extends DurableObject {
   /**
@@ -35,16 +37,32 @@ export class HookguardDedupe extends DurableObject {
   static sweepEvery = 60_000
 
   #rows: ClaimRows | undefined
+  /** Rows in the table: counted once per start of the object, then kept as calls add and delete them. */
+  #count: number | undefined
   /** The alarm this object has set: a time, `null` for none, `undefined` until read from storage. */
   #alarmAt: number | null | undefined
 
-  /** Claims `key` for `ttlMs`, unless a live claim or a done mark holds it. */
-  async claim(key: string, ttlMs: number): Promise<ClaimAnswer> {
+  /**
+   * Claims `key` for `ttlMs`, unless a live claim or a done mark holds it. A key with no row is
+   * refused (the call throws) while the table holds `maxRows` rows that have not expired.
+   */
+  async claim(key: string, ttlMs: number, maxRows: number = DEFAULT_MAX_ROWS): Promise<ClaimAnswer> {
     checkKey(key)
     checkTtl(ttlMs)
+    checkMaxRows(maxRows)
     const now = Date.now()
-    const found = claimRow(this.#table(), key, ttlMs, now, crypto.randomUUID())
-    if (found.state === 'claimed') await this.#sweepAfter(now + ttlMs)
+    const rows = this.#table()
+    const added = rows.get(key) === undefined
+    if (added && this.#full(now, maxRows)) {
+      // Refused rather than made room for: dropping the oldest done mark would let a late copy of
+      // that delivery run again, and in mode `none` a stranger's flood would choose when.
+      throw new Error(`@hookguard/cloudflare: the dedupe object holds ${maxRows} deliveries (maxRows); new claims wait until some expire`)
+    }
+    const found = claimRow(rows, key, ttlMs, now, crypto.randomUUID())
+    if (found.state === 'claimed') {
+      if (added) this.#added(1)
+      await this.#sweepAfter(now + ttlMs)
+    }
     return found
   }
 
@@ -52,14 +70,20 @@ export class HookguardDedupe extends DurableObject {
   async complete(key: string, ttlMs: number): Promise<void> {
     checkKey(key)
     checkTtl(ttlMs)
-    await this.#sweepAfter(completeRow(this.#table(), key, ttlMs, Date.now()))
+    const rows = this.#table()
+    // A done mark is written even past maxRows: the delivery was handled, and forgetting it could run it again.
+    if (rows.get(key) === undefined) this.#added(1)
+    await this.#sweepAfter(completeRow(rows, key, ttlMs, Date.now()))
   }
 
   /** Forgets `key` if `token`'s claim still holds it, so that a retry runs the handler. */
   async release(key: string, token: string): Promise<void> {
     checkKey(key)
     if (typeof token !== 'string') throw new TypeError('@hookguard/cloudflare: a claim token must be a string')
-    releaseRow(this.#table(), key, token)
+    const rows = this.#table()
+    const held = rows.get(key)?.token === token
+    releaseRow(rows, key, token)
+    if (held) this.#added(-1)
   }
 
   /** Deletes expired rows, then sets the alarm for the next expiry, if any row is left. */
@@ -67,10 +91,7 @@ export class HookguardDedupe extends DurableObject {
     const sql = this.#sql()
     this.#table()
     const now = Date.now()
-    const deleted = sql.exec(
-      `DELETE FROM ${TABLE} WHERE key IN (SELECT key FROM ${TABLE} WHERE expires_at <= ? LIMIT ${SWEEP_BATCH})`,
-      now,
-    ).rowsWritten
+    const deleted = this.#deleteExpired(now, SWEEP_BATCH)
     const next = sql.exec<{ next: number | null }>(`SELECT MIN(expires_at) AS next FROM ${TABLE}`).one().next
     // The alarm that is running is deleted when it returns, unless another is set meanwhile.
     this.#alarmAt = null
@@ -112,6 +133,37 @@ export class HookguardDedupe extends DurableObject {
       },
     }
     return this.#rows
+  }
+
+  /**
+   * Whether the table holds `maxRows` rows that have not expired. Expired rows count as absent, so
+   * they are deleted first, at once, rather than at the next alarm. Cheap when nothing has expired:
+   * one range of the expiry index, and the count kept in memory.
+   */
+  #full(now: number, maxRows: number): boolean {
+    if (this.#rowCount() < maxRows) return false
+    this.#deleteExpired(now, maxRows)
+    return this.#rowCount() >= maxRows
+  }
+
+  /** Deletes up to `limit` expired rows, the earliest first; how many it deleted. */
+  #deleteExpired(now: number, limit: number): number {
+    const sql = this.#sql()
+    const expired = `SELECT key FROM ${TABLE} WHERE expires_at <= ? ORDER BY expires_at LIMIT ${limit}`
+    const count = sql.exec<{ rows: number }>(`SELECT COUNT(*) AS rows FROM (${expired})`, now).one().rows
+    if (count === 0) return 0
+    sql.exec(`DELETE FROM ${TABLE} WHERE key IN (${expired})`, now)
+    if (this.#count !== undefined) this.#count -= count
+    return count
+  }
+
+  #rowCount(): number {
+    this.#count ??= this.#sql().exec<{ rows: number }>(`SELECT COUNT(*) AS rows FROM ${TABLE}`).one().rows
+    return this.#count
+  }
+
+  #added(rows: number): void {
+    if (this.#count !== undefined) this.#count += rows
   }
 
   /** Makes sure an alarm will delete a row that expires at `expiresAt`: one is set by then, or one is set for it. */

@@ -1,5 +1,5 @@
 import type { Claim, DedupeStore } from '@hookguard/core'
-import { checkKey, checkTtl } from './checks.ts'
+import { checkKey, checkMaxRows, checkTtl, DEFAULT_MAX_ROWS } from './checks.ts'
 import type { ClaimAnswer } from './claims.ts'
 import { shardName, shardOf } from './shard.ts'
 
@@ -38,6 +38,15 @@ export interface DurableObjectDedupeStoreOptions {
    * a delivery retried across the change could run again. Default 16.
    */
   shards?: number
+  /**
+   * Rows one object keeps at most, its claims and done marks together (each kept `ttl`, a day by
+   * default). Past it, a claim for a new delivery is refused and answered 503 `store_unavailable`
+   * until rows expire; no claim or done mark is dropped to make room, since a copy of a delivery
+   * whose done mark was dropped would run again. Size it above the deliveries one object sees in a
+   * `ttl` (the receiver's, divided by `shards`). In mode `none`, where anyone can make rows, this
+   * is what bounds them. Default 100 000.
+   */
+  maxRows?: number
 }
 
 /** Runs `call` on the key's object, again after a reset, up to `retries` more times. */
@@ -45,7 +54,7 @@ type OnObject = <T>(key: string, retries: number, call: (object: DedupeObject) =
 
 /** The object's RPC methods, as the store calls them. */
 interface DedupeObject {
-  claim(key: string, ttlMs: number): Promise<ClaimAnswer>
+  claim(key: string, ttlMs: number, maxRows: number): Promise<ClaimAnswer>
   complete(key: string, ttlMs: number): Promise<void>
   release(key: string, token: string): Promise<void>
 }
@@ -66,7 +75,7 @@ interface DedupeObject {
  * // then: webhook({ auth, dedupe: { store } }) from @hookguard/hono, or from @hookguard/fetch
  */
 export function durableObjectDedupeStore(namespace: DedupeNamespace, options: DurableObjectDedupeStoreOptions = {}): DedupeStore {
-  const { shards = DEFAULT_SHARDS } = options
+  const { shards = DEFAULT_SHARDS, maxRows = DEFAULT_MAX_ROWS } = options
   if (typeof namespace?.idFromName !== 'function' || typeof namespace.get !== 'function') {
     throw new TypeError(
       '@hookguard/cloudflare: durableObjectDedupeStore takes the Durable Object namespace binding of HookguardDedupe (env.DEDUPE), as wrangler.jsonc binds it',
@@ -75,6 +84,7 @@ export function durableObjectDedupeStore(namespace: DedupeNamespace, options: Du
   if (!Number.isSafeInteger(shards) || shards < 1 || shards > MAX_SHARDS) {
     throw new TypeError(`@hookguard/cloudflare: durableObjectDedupeStore shards must be a whole number from 1 to ${MAX_SHARDS}`)
   }
+  checkMaxRows(maxRows)
 
   /** A fresh stub for each try, since a stub that saw its object reset stays broken. */
   const onObject: OnObject = async (key, retries, call) => {
@@ -94,7 +104,7 @@ export function durableObjectDedupeStore(namespace: DedupeNamespace, options: Du
     async claim(key, ttlMs) {
       checkKey(key)
       checkTtl(ttlMs)
-      const found = await onObject(key, CLAIM_RETRIES, (object) => object.claim(key, ttlMs))
+      const found = await onObject(key, CLAIM_RETRIES, (object) => object.claim(key, ttlMs, maxRows))
       if (found?.state !== 'claimed') return found
       const { token } = found
       if (typeof token !== 'string') throw new TypeError('@hookguard/cloudflare: the dedupe object granted a claim without a token')

@@ -15,7 +15,7 @@ describe('the public types', () => {
   })
 
   it('has the RPC methods the store calls, and an alarm', () => {
-    expectTypeOf<HookguardDedupe['claim']>().parameters.toEqualTypeOf<[key: string, ttlMs: number]>()
+    expectTypeOf<HookguardDedupe['claim']>().parameters.toEqualTypeOf<[key: string, ttlMs: number, maxRows?: number]>()
     expectTypeOf<HookguardDedupe['complete']>().returns.toEqualTypeOf<Promise<void>>()
     expectTypeOf<HookguardDedupe['release']>().parameters.toEqualTypeOf<[key: string, token: string]>()
     expectTypeOf<HookguardDedupe['alarm']>().returns.toEqualTypeOf<Promise<void>>()

@@ -87,6 +87,43 @@ describe('readLimited', () => {
     expect(seen.cancelled).toBe(false)
   })
 
+  describe('with a body declared over the limit that is a byte stream (a request body in Deno)', () => {
+    /** A byte stream of `total` bytes that records the size of each buffer it was asked to fill. */
+    const byteStream = (total: number) => {
+      const seen = { left: total, largest: 0, cancelled: false }
+      const stream = new ReadableStream({
+        type: 'bytes',
+        pull(controller) {
+          const view = controller.byobRequest?.view
+          if (view === null || view === undefined) throw new Error('a read into no buffer of the reader’s own')
+          seen.largest = Math.max(seen.largest, view.byteLength)
+          const n = Math.min(view.byteLength, seen.left)
+          seen.left -= n
+          controller.byobRequest?.respond(n)
+          if (seen.left === 0) controller.close()
+        },
+        cancel() {
+          seen.cancelled = true
+        },
+      })
+      return { stream: stream as ReadableStream<Uint8Array>, seen }
+    }
+
+    it('drains it into one buffer of 64 KiB, refilled, never a new chunk per read', async () => {
+      const { stream, seen } = byteStream(8 * MIB)
+      expect(wasDrained(await refusal(readLimited(stream, MIB, 8 * MIB)))).toBe(true)
+      expect(seen.left).toBe(0)
+      expect(seen.largest).toBe(64 * KIB)
+    })
+
+    it('stops at the drain bound, cancels it and refuses it undrained', async () => {
+      const { stream, seen } = byteStream(DRAIN_MAX_BYTES + 8 * MIB)
+      const error = await refusal(readLimited(stream, MIB, DRAIN_MAX_BYTES + 8 * MIB))
+      expect([error.code, wasDrained(error), seen.cancelled]).toEqual(['payload_too_large', false, true])
+      expect(seen.left).toBeGreaterThan(7 * MIB)
+    })
+  })
+
   it('keeps nothing of a body declared over the limit, and drains it from the first byte', async () => {
     const { stream, seen } = chunked([bytes(1, 2), bytes(3)])
     expect(wasDrained(await refusal(readLimited(stream, 4, 5)))).toBe(true)

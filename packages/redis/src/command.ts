@@ -40,10 +40,16 @@ export class RedisStoreError extends Error {
   /** What the receiver answers with: 503 `store_unavailable`. */
   readonly code = 'store_unavailable'
   readonly failure: RedisStoreFailure
+  /**
+   * The client error's code or the Redis error reply's leading word (`ECONNRESET`, `CLUSTERDOWN`),
+   * where the client gave one; the same word the message names.
+   */
+  readonly reason: string | undefined
 
-  constructor(message: string, failure: RedisStoreFailure) {
+  constructor(message: string, failure: RedisStoreFailure, reason?: string) {
     super(`@hookguard/redis: ${message}`)
     this.failure = failure
+    this.reason = reason
   }
 }
 
@@ -85,7 +91,12 @@ export function commandSender(client: RedisClient, { prefix, timeout, label }: {
         Promise.resolve()
           .then(() => raw(args))
           .catch((error: unknown) => {
-            throw new RedisStoreError(`Redis ${command} failed${describe(error)} (keys under "${prefix}")`, 'error')
+            const reason = safeReason(error)
+            throw new RedisStoreError(
+              `Redis ${command} failed${reason === undefined ? '' : ` (${reason})`} (keys under "${prefix}")`,
+              'error',
+              reason,
+            )
           }),
         expired,
       ])
@@ -155,15 +166,15 @@ function firstKey(args: string[]): string | undefined {
  * word of a Redis error reply (`NOAUTH`, `WRONGTYPE`). The rest of a message can quote the
  * command's arguments or the server's address with credentials.
  */
-function describe(error: unknown): string {
-  if (error === null || typeof error !== 'object') return ''
+function safeReason(error: unknown): string | undefined {
+  if (error === null || typeof error !== 'object') return undefined
   const { code, message, name } = error as { code?: unknown; message?: unknown; name?: unknown }
   const safe = /^[A-Z][A-Z0-9_]{1,31}$/
-  if (typeof code === 'string' && safe.test(code)) return ` (${code})`
+  if (typeof code === 'string' && safe.test(code)) return code
   const word = typeof message === 'string' ? message.split(' ', 1)[0] : undefined
-  if (word !== undefined && safe.test(word)) return ` (${word})`
-  if (typeof name === 'string' && /^[A-Za-z]{1,40}Error$/.test(name) && name !== 'Error') return ` (${name})`
-  return ''
+  if (word !== undefined && safe.test(word)) return word
+  if (typeof name === 'string' && /^[A-Za-z]{1,40}Error$/.test(name) && name !== 'Error') return name
+  return undefined
 }
 
 /** A token unique to one claim or lock, so a late release never frees someone else's. */

@@ -1,5 +1,14 @@
 import type { Claim, ClaimResult, DedupeStore } from '@hookguard/core'
-import { checkPrefix, checkTimeout, commandSender, DEFAULT_COMMAND_TIMEOUT, type RedisClient, type Send, uniqueToken } from './command.ts'
+import {
+  checkPrefix,
+  checkTimeout,
+  commandSender,
+  DEFAULT_COMMAND_TIMEOUT,
+  type RedisClient,
+  RedisStoreError,
+  type Send,
+  uniqueToken,
+} from './command.ts'
 
 export const DEFAULT_DEDUPE_PREFIX = 'hookguard:dedupe:'
 
@@ -9,6 +18,36 @@ const DONE = 'done'
 const UNKNOWN_RETRY_MS = 1000
 /** Tries at a claim whose key vanished between the SET and the read (it expired or was released). */
 const CLAIM_ATTEMPTS = 3
+/**
+ * Settling (the `done` mark, a release) is sent again while Redis says it is passing through a
+ * failover or a restart, for up to this many milliseconds after the first try (each try bounded by
+ * `commandTimeout`, so about 4 s in all with the defaults, within the receiver's `claimTimeout`).
+ * With Redis's default `cluster-require-full-coverage yes`, every master answers `CLUSTERDOWN`
+ * between one master's failure and its replica's promotion: a `done` mark tried once in that moment
+ * was lost even on the masters that stayed up, and a retry ran the handler again after
+ * `processingTtl`. Both commands are safe to repeat: the mark is a plain `SET`, the release a
+ * compare-and-delete of this claim's token. A claim is never sent again: its 503 only makes the
+ * service retry later.
+ */
+export const SETTLE_WITHIN_MS = 3000
+/** Milliseconds before the second try, doubled for each next up to {@link SETTLE_MAX_DELAY_MS}. */
+const SETTLE_FIRST_DELAY_MS = 25
+const SETTLE_MAX_DELAY_MS = 400
+/**
+ * Error replies that say the command may succeed shortly, on this node or its successor, and the
+ * client errors of a connection lost under a failover.
+ */
+const PASSING = new Set([
+  'CLUSTERDOWN',
+  'TRYAGAIN',
+  'LOADING',
+  'MASTERDOWN',
+  'READONLY',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+])
 
 // The scripts run atomically in Redis: each compares the key with the claim's token and acts in
 // the same step, so a claim that expired and was taken by another delivery is never released.
@@ -90,10 +129,37 @@ function redisClaim(send: Send, key: string, value: string, ttlMs: number): Clai
       if (!Number.isSafeInteger(doneTtlMs) || doneTtlMs < 1) {
         throw new TypeError('@hookguard/redis: a dedupe TTL must be a whole number of milliseconds, 1 or more')
       }
-      await send(['EVAL', COMPLETE, '1', key, DONE, String(doneTtlMs)])
+      await settling(send, ['EVAL', COMPLETE, '1', key, DONE, String(doneTtlMs)])
     },
     async release() {
-      await send(['EVAL', RELEASE, '1', key, value])
+      await settling(send, ['EVAL', RELEASE, '1', key, value])
     },
   }
+}
+
+/** Sends `args`, and again after a failure that may pass, with backoff, for {@link SETTLE_WITHIN_MS}. */
+async function settling(send: Send, args: string[]): Promise<void> {
+  const began = Date.now()
+  for (let delay = SETTLE_FIRST_DELAY_MS; ; delay = Math.min(delay * 2, SETTLE_MAX_DELAY_MS)) {
+    try {
+      await send(args)
+      return
+    } catch (error) {
+      if (!mayPass(error) || Date.now() - began + delay > SETTLE_WITHIN_MS) throw error
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay))
+  }
+}
+
+/**
+ * Whether a failed command may succeed if sent again soon: no answer in time, no connection, a
+ * reply or code of {@link PASSING}, or a client error that names no reason (ioredis's lost
+ * connection) or names a closed connection (node-redis's). A reply that says the command itself
+ * is wrong (`NOAUTH`, `WRONGTYPE`, `NOPERM`…) fails at once.
+ */
+function mayPass(error: unknown): boolean {
+  if (!(error instanceof RedisStoreError)) return false
+  if (error.failure !== 'error') return true
+  const { reason } = error
+  return reason === undefined || PASSING.has(reason) || /(Closed|Socket|Connection)\w*Error$/.test(reason)
 }

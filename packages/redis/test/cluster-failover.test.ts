@@ -13,6 +13,12 @@ import { type Connected, clusterFlavours, uniquePrefix } from './clients.ts'
 // event and says which events ran twice, and why. Only an event whose key lives in the dead
 // master's slots may run twice, and every event must be handled in the end.
 //
+// With Redis's default `cluster-require-full-coverage yes`, every master, the surviving ones too,
+// answers CLUSTERDOWN between the dead master's failure and its replica's promotion. The handlers
+// running when the master is killed are held until a surviving master says the cluster is down, and
+// finish in that moment: their `done` marks meet CLUSTERDOWN, and must still land, so that no event
+// whose key lives on a surviving master runs twice.
+//
 // node-redis 4 and 5 are left out: their cluster clients refresh their slot map only on a MOVED
 // reply, which a dead node never sends, so the slots it served stay unavailable (503) until the
 // app reconnects the client (docs/scaling.md, "Redis Cluster").
@@ -22,8 +28,15 @@ const EVENTS = 600
 const CONCURRENCY = 12
 /** The master is killed once this many events have been handled. */
 const KILL_AFTER = 200
-/** Seconds a claim lasts: a claim whose `done` mark was lost blocks duplicates this long. */
-const PROCESSING_TTL = 2
+/**
+ * Seconds a claim lasts: a claim whose `done` mark was lost blocks duplicates this long. Longer than
+ * a held handler takes to have its mark written (the kill, the moment until the cluster is marked
+ * down, then the moment until it is up again: about 3 s), so that a second run can only come from
+ * a lost claim or `done` mark, not from a claim that expired under a handler still running.
+ */
+const PROCESSING_TTL = 6
+/** Milliseconds after the kill a held handler waits at most for the cluster to be marked down. */
+const HOLD_BOUND_MS = 2200
 const COMMAND_TIMEOUT = 500
 const RUN_BOUND_MS = 60_000
 const FLAVOURS = ['node-redis 6 cluster', 'ioredis 5 Cluster', 'ioredis 6 Cluster']
@@ -52,7 +65,7 @@ interface Instance {
 }
 
 describe('a Redis Cluster losing a master mid-run', () => {
-  it('handles every event, and runs one twice only if its key was on the dead master', async () => {
+  it('handles every event, and runs none twice whose key was on a surviving master', async () => {
     const prefix = uniquePrefix()
     const keyOf = (id: number) => `${prefix}event-${id}`
     const runs = new Map<number, number>()
@@ -67,6 +80,12 @@ describe('a Redis Cluster losing a master mid-run', () => {
     const onDeadMaster = new Set<number>()
     let killed = 0
     let healthyAfterMs = 0
+    /** Set while the handlers that start are held until the cluster is marked down. */
+    let holding: Promise<void> | undefined
+    /** The held handlers' events, and the instance each ran on. */
+    const held = new Map<number, string>()
+    let downAfterMs = -1
+    let downForMs = -1
 
     const instances: Instance[] = []
     for (const name of FLAVOURS) {
@@ -105,7 +124,13 @@ describe('a Redis Cluster losing a master mid-run', () => {
       while (!deadline.aborted) {
         const result = await instance.receiver.verify(await request(id))
         if (result.ok) {
-          await sleep(2 + Math.random() * 8)
+          const hold = holding
+          if (hold === undefined) await sleep(2 + Math.random() * 8)
+          else {
+            held.set(id, instance.name)
+            await hold
+            await sleep(Math.random() * 200)
+          }
           runs.set(id, (runs.get(id) ?? 0) + 1)
           await result.settle?.(true)
           return 'handled'
@@ -127,7 +152,10 @@ describe('a Redis Cluster losing a master mid-run', () => {
       while (next < EVENTS && !deadline.aborted) {
         const id = next++
         const [first, second, third] = [0, 1, 2].map((k) => instances[(id + k) % instances.length] as Instance)
-        await Promise.all([send(id, first as Instance), send(id, second as Instance)])
+        // While handlers are held, the copy to the second instance starts a moment later, so that
+        // each instance holds some: the claim of one client is a little faster than another's.
+        const lag = holding === undefined ? 0 : 30
+        await Promise.all([send(id, first as Instance), sleep(lag).then(() => send(id, second as Instance))])
         await send(id, third as Instance)
       }
     }
@@ -139,8 +167,22 @@ describe('a Redis Cluster losing a master mid-run', () => {
       for (const port of owners) counts.set(port, (counts.get(port) ?? 0) + 1)
       killed = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 0
       for (const [id, port] of owners.entries()) if (port === killed) onDeadMaster.add(id)
+      const survivor = (await cluster.masters()).find((port) => port !== killed) ?? 0
+      let release = () => {}
+      holding = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      // The handlers running now are held; the others start soon and are held too.
+      await sleep(50)
       killedAt = Date.now()
       await cluster.kill(killed)
+      const down = async () => (await cluster.state(survivor).catch(() => 'fail')) === 'fail'
+      while (Date.now() - killedAt < HOLD_BOUND_MS && !(await down())) await sleep(20)
+      if (await down()) downAfterMs = Date.now() - killedAt
+      holding = undefined
+      release()
+      while (downAfterMs >= 0 && Date.now() - killedAt < 20_000 && (await down())) await sleep(20)
+      if (downAfterMs >= 0) downForMs = Date.now() - killedAt - downAfterMs
       await cluster.healthy(30_000)
       healthyAfterMs = Date.now() - killedAt
     })()
@@ -149,8 +191,16 @@ describe('a Redis Cluster losing a master mid-run', () => {
     const seconds = (Date.now() - began) / 1000
 
     const twice = [...runs.entries()].filter(([, n]) => n > 1).map(([id]) => id)
+    const extraRuns = (ids: number[]) => ids.reduce((sum, id) => sum + (runs.get(id) ?? 0) - 1, 0)
     const figures = {
       events: EVENTS,
+      extraRunsOnSurvivingMasters: extraRuns(twice.filter((id) => !onDeadMaster.has(id))),
+      extraRunsOnDeadMaster: extraRuns(twice.filter((id) => onDeadMaster.has(id))),
+      heldOnSurvivingMasters: [...held.keys()].filter((id) => !onDeadMaster.has(id)).length,
+      heldOnDeadMaster: [...held.keys()].filter((id) => onDeadMaster.has(id)).length,
+      heldBy: count(held.values()),
+      clusterDownAfterMs: downAfterMs,
+      clusterDownForMs: downForMs,
       handledOnce: [...runs.values()].filter((n) => n === 1).length,
       handledTwice: twice.length,
       handledTwiceAfterUnconfirmedDone: twice.filter((id) => doneUnconfirmed.has(id)).length,
@@ -167,7 +217,12 @@ describe('a Redis Cluster losing a master mid-run', () => {
 
     expect(deadline.aborted).toBe(false)
     expect(figures.neverHandled).toBe(0)
+    // The run went through the moment it is about: handlers on surviving masters finished while
+    // a surviving master refused every command with CLUSTERDOWN.
+    expect(downAfterMs).toBeGreaterThanOrEqual(0)
+    expect(figures.heldOnSurvivingMasters).toBeGreaterThan(0)
     // A second run only where the failover could lose a claim or a done mark: the dead master's keys.
+    expect(figures.extraRunsOnSurvivingMasters).toBe(0)
     expect(twice.filter((id) => !onDeadMaster.has(id))).toEqual([])
     // Every client found the promoted replica: the last 503 came soon after the cluster was whole.
     for (const instance of instances) expect(instance.lastUnavailableMs).toBeLessThan(healthyAfterMs + 10_000)

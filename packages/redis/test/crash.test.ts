@@ -1,6 +1,7 @@
 import { createReceiver, sign } from '@hookguard/core'
 import { type RedisServer, startRedis } from '@hookguard/testkit/redis-server'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { SETTLE_WITHIN_MS } from '../src/dedupe-store.ts'
 import { type RedisClient, RedisStoreError, redisDedupeStore, redisTokenStore } from '../src/index.ts'
 import { type Connected, flavours, uniquePrefix } from './clients.ts'
 
@@ -72,21 +73,39 @@ describe.each(flavours)('with Redis stopped mid-run, over $name', (flavour) => {
     expect(found.state).toBe('claimed')
   })
 
-  it('rejects complete() and release() promptly too, so a handler never waits on a dead Redis', async () => {
+  it('rejects complete() and release() once they have been retried for their bound, so a handler never waits long on a dead Redis', async () => {
     const store = redisDedupeStore(client, { prefix: uniquePrefix(), commandTimeout: COMMAND_TIMEOUT })
     const first = await store.claim(FINGERPRINT, 30_000)
     const second = await store.claim(`${FINGERPRINT}1`, 30_000)
     if (first.state !== 'claimed' || second.state !== 'claimed') throw new Error('expected two claims')
     await server.stop()
     try {
-      for (const pending of [first.claim.complete(), second.claim.release()]) {
-        const { ms, error } = await settleTime(pending)
+      // Both at once, as two handlers would finish: each is sent again while Redis may be coming back.
+      for (const { ms, error } of await Promise.all([settleTime(first.claim.complete()), settleTime(second.claim.release())])) {
         expect(error).toMatchObject({ code: 'store_unavailable' })
-        expect(ms).toBeLessThan(PROMPT_MS)
+        expect(ms).toBeLessThan(SETTLE_WITHIN_MS + PROMPT_MS)
       }
     } finally {
       await server.restart()
     }
+  })
+
+  it('writes a done mark sent while Redis is down once it is back within the bound, so the delivery is not run again', async () => {
+    const store = redisDedupeStore(client, { prefix: uniquePrefix(), commandTimeout: COMMAND_TIMEOUT })
+    const found = await store.claim(FINGERPRINT, 30_000)
+    if (found.state !== 'claimed') throw new Error('expected a claim')
+    await server.stop()
+    const completing = settleTime(found.claim.complete(60_000))
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300))
+    } finally {
+      await server.restart()
+    }
+    const { ms, error } = await completing
+    expect(error).toBeUndefined()
+    expect(ms).toBeLessThan(SETTLE_WITHIN_MS + PROMPT_MS)
+    // The restarted server is empty: the mark it holds is the one sent again.
+    expect(await store.claim(FINGERPRINT, 30_000)).toEqual({ state: 'done' })
   })
 
   it('names neither the fingerprint, nor the server address, in the error', async () => {
