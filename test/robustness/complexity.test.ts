@@ -92,13 +92,14 @@ const ENTRY_POINTS: readonly EntryPoint[] = [
     call: verify('oauth2', (body) => post(body, { ...JSON_TYPE, authorization: `Bearer ${forgedToken}` })),
   },
   {
+    // A form of more than MAX_FORM_FIELDS fields is refused as such (400) before its token is looked for.
     name: "mode 'oauth2', a form with no token",
-    statuses: [401],
+    statuses: [400, 401],
     call: verify('oauth2', (body) => post(body, FORM)),
   },
   {
     name: "mode 'oauth2', a form with a forged token as its last field",
-    statuses: [401],
+    statuses: [400, 401],
     call: (body) => {
       const withToken = new Uint8Array([...body, ...encoder.encode(`&access_token=${forgedToken}`)])
       return verify('oauth2', (form) => post(form, FORM))(withToken)

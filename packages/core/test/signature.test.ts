@@ -307,16 +307,19 @@ describe('signatureHint', () => {
     }
   })
 
-  it('splits a refused header of a thousand commas once, not again for the hint', async () => {
+  it('reads a refused header of a thousand commas once, cutting out no value and not again for the hint', async () => {
     const header = ','.repeat(1024)
     const receiver = createReceiver({ auth: { mode: 'secret', secret: SECRET } })
     const split = vi.spyOn(String.prototype, 'split')
+    const slice = vi.spyOn(String.prototype, 'slice')
     try {
       const result = await receiver.verify({ method: 'POST', url: '/hooks', headers: { 'x-service-hmac-signature': header }, body })
       expect(result.ok || result.response.status).toBe(401)
-      expect(split.mock.contexts.filter((self) => String(self) === header)).toHaveLength(1)
+      const calls = [...split.mock.contexts, ...slice.mock.contexts].filter((self) => String(self) === header)
+      expect(calls).toHaveLength(0)
     } finally {
       split.mockRestore()
+      slice.mockRestore()
     }
   })
 })
