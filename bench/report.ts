@@ -564,6 +564,7 @@ pnpm install && pnpm build
 pnpm bench                  # everything, about 45 minutes; rewrites this page
 pnpm bench --only micro     # or web, http, instructions, memory, adversarial, inspect: one part; the others keep their last figures
 pnpm bench --only web --baseline=<folder>   # the Web build beside another one (a copy of its dist/web), in the same rounds
+pnpm bench --only adversarial --units=64    # the repeated units sampled (minutes) rather than every one (about an hour)
 pnpm bench --quick          # CI smoke: short runs, prints the tables, writes nothing
 \`\`\`
 
@@ -577,7 +578,7 @@ pnpm bench --quick          # CI smoke: short runs, prints the tables, writes no
 - **HTTP** (bench/http.ts, bench/http-server.ts): both servers of a framework run in child processes on loopback; autocannon runs in the parent. Each slice of load reads the server's \`process.cpuUsage()\` over IPC before and after; CPU per request is the difference over the requests completed. The servers take turns in slices, rotated every turn, after a warm-up of each; see the table's text. Every response is checked (a 500 means the handler did not get the payload).
 - **HTTP, counted** (bench/instructions.ts): the floor and \`webhook()\` servers under Valgrind's callgrind, two processes of each; see the table's text.
 - **Memory** (bench/memory.ts): see its table.
-- **Unauthenticated requests** (bench/adversarial.ts): the micro benchmark's loop with bogus signatures, so that every call is a refusal (each checked), timed by CPU time; then the same loop over every entry point of \`createReceiver\` (each mode's message address, the token address) with every hostile shape of testkit/src/hostile.ts, each call's answer checked; see its section.
+- **Unauthenticated requests** (bench/adversarial.ts): the micro benchmark's loop with bogus signatures, so that every call is a refusal (each checked), timed by CPU time; then the same loop over every entry point of \`createReceiver\` (each mode's message address, the token address) with every hostile shape of testkit/src/hostile.ts, each call's answer checked; then every body that repeats a unit of one to three of the bytes the core's scans compare against (testkit/src/units.ts) through every entry point of testkit/src/entry-points.ts on the Node and the Web build; see their sections.
 
 ## Results
 
