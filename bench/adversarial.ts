@@ -16,8 +16,10 @@ import { Agent, request } from 'node:http'
 import { relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createReceiver, type IncomingRequest, type Receiver, sign, verifySignature } from '@hookguard/core'
+import { type RefusalEntry, refusalEntries } from '@hookguard/testkit/entry-points'
 import { HOSTILE_SHAPES, type HostileShape, hostileShape } from '@hookguard/testkit/hostile'
 import { makePayload } from '@hookguard/testkit/payload'
+import { repeatingUnits, sampleUnits, unitBody, unitLabel } from '@hookguard/testkit/units'
 import { PATH, SECRET, type ServerMessage } from './http-server.ts'
 import { type Candidate, canCollect, measureSamples, median, quantile, RESULT_PREFIX, type Sample } from './measure.ts'
 
@@ -25,6 +27,8 @@ const argv = process.argv.slice(2)
 const quick = argv.includes('--quick')
 const comparePath = argv.find((_, i) => argv[i - 1] === '--compare') ?? argv.find((a) => a.startsWith('--compare='))?.slice(10)
 const withHttp = !argv.includes('--no-http')
+/** `--units N`: a sample of N units (and the named ones) instead of every one, for a look in minutes rather than hours. */
+const unitsArg = argv.find((_, i) => argv[i - 1] === '--units')
 
 /**
  * Batches are timed by this process's CPU time, not by the wall clock: on a shared two-core
@@ -119,6 +123,8 @@ export interface AdversarialFigures {
   results: RefusalResult[]
   /** Every entry point of `createReceiver` refusing every hostile shape (runs from before it was added have none). */
   entryPoints?: EntryResult[]
+  /** Every repeated unit through every entry point, on both builds (runs from before it was added have none). */
+  units?: UnitsResult
   http?: UnderAttackResult
 }
 
@@ -422,6 +428,140 @@ async function measureEntryPoints(): Promise<EntryResult[]> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Every body that repeats one unit of one to three of the bytes the core's scans compare against
+// (testkit/src/units.ts), at 64 KiB and 1 MiB, through every entry point of testkit's table, on the
+// Node build and on the Web build (against `crypto.subtle.sign`). Tens of thousands of units: each
+// (unit, entry point, size, build) is timed by one call, as a multiple of one HMAC of that size on
+// that build, and the worst of each entry point is measured again in rounds, as the rest of this
+// file measures. The contract: at most 8 HMACs per configured secret, everywhere.
+
+export interface UnitFigure {
+  build: 'node' | 'web'
+  entry: string
+  label: string
+  secrets: number
+  size: number
+  /** The unit whose body cost most in the screening, as printable text. */
+  worst: string
+  /** Its ratio in the screening (one call), and measured again in rounds (median; quartiles). */
+  screened: number
+  ratio: number
+  q1: number
+  q3: number
+}
+
+export interface UnitsResult {
+  units: number
+  /** Every unit of the table, or a sample (`--units N`). */
+  every: boolean
+  sizes: number[]
+  figures: UnitFigure[]
+}
+
+const UNIT_SIZES = [64 * 1024, SIZE] as const
+
+interface UnitBuild {
+  build: UnitFigure['build']
+  entries: RefusalEntry[]
+  /** One HMAC over `body` on this build, with one key. */
+  hmac(body: Uint8Array): Promise<unknown>
+}
+
+async function unitBuilds(): Promise<UnitBuild[]> {
+  const maxBodySize = 2 * SIZE
+  const web = (await import(new URL('../packages/core/dist/web/index.js', import.meta.url).href)) as {
+    createReceiver: typeof createReceiver
+  }
+  const subtleKey = await crypto.subtle.importKey('raw', Buffer.from(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+  return [
+    {
+      build: 'node',
+      entries: await refusalEntries(createReceiver, maxBodySize),
+      hmac: async (body) => createHmac('sha256', floorKey).update(body).digest(),
+    },
+    {
+      build: 'web',
+      entries: await refusalEntries(web.createReceiver, maxBodySize),
+      hmac: (body) => crypto.subtle.sign('HMAC', subtleKey, body as Uint8Array<ArrayBuffer>),
+    },
+  ]
+}
+
+/** One HMAC's time at `size` on a build: the median of a few batches. */
+async function hmacMs(build: UnitBuild, size: number): Promise<number> {
+  const body = new Uint8Array(size).fill(0x61)
+  const calls = Math.max(5, Math.round((4 * 1024 * 1024) / size))
+  const times: number[] = []
+  for (let round = 0; round < 7; round++) {
+    const start = cpuTime()
+    for (let i = 0; i < calls; i++) await build.hmac(body)
+    times.push((cpuTime() - start) / calls)
+  }
+  return median(times)
+}
+
+async function measureUnits(): Promise<UnitsResult> {
+  const every = unitsArg === undefined && !quick
+  const units = every ? repeatingUnits() : sampleUnits(quick ? 4 : Number(unitsArg ?? 64))
+  const builds = await unitBuilds()
+  const worst = new Map<string, { build: UnitBuild; entry: RefusalEntry; size: number; unit: Uint8Array; ratio: number }>()
+  for (const size of UNIT_SIZES) {
+    for (const build of builds) {
+      const floor = await hmacMs(build, size)
+      for (const [n, unit] of units.entries()) {
+        if (n % 1000 === 0) console.error(`adversarial: units, ${build.build}, ${size / 1024} KiB, ${n} of ${units.length}`)
+        const body = unitBody(unit, size)
+        for (const entry of build.entries) {
+          // Timed and checked in one call: tens of thousands of units make each call count.
+          const start = cpuTime()
+          const status = await entry.call(body)
+          const ratio = (cpuTime() - start) / floor / entry.secrets
+          if (status < 400 && !entry.id.startsWith('none'))
+            throw new Error(`adversarial: ${entry.id} answered ${status} for ${unitLabel(unit)}`)
+          // Mode 'none' hands a JSON body on (a body of digits is a number): a delivery, whose
+          // parse is the application's cost, not a refusal (as in the entry-point table).
+          if (status < 400) continue
+          const key = `${build.build} ${entry.id} ${size}`
+          if (ratio > (worst.get(key)?.ratio ?? -1)) worst.set(key, { build, entry, size, unit, ratio })
+        }
+      }
+    }
+  }
+  const figures: UnitFigure[] = []
+  for (const { build, entry, size, unit, ratio: screened } of worst.values()) {
+    // The worst unit again, in rounds, interleaved with the HMAC: the figure reported.
+    const body = unitBody(unit, size)
+    const ratios: number[] = []
+    const calls = Math.max(1, Math.round(((quick ? 256 : 2048) * 1024) / size))
+    for (let round = 0; round < (quick ? 2 : 9); round++) {
+      let start = cpuTime()
+      for (let i = 0; i < calls; i++) await build.hmac(body)
+      const floor = (cpuTime() - start) / calls
+      start = cpuTime()
+      for (let i = 0; i < calls; i++) await entry.call(body)
+      ratios.push((cpuTime() - start) / calls / floor / entry.secrets)
+    }
+    const figure: UnitFigure = {
+      build: build.build,
+      entry: entry.id,
+      label: entry.label,
+      secrets: entry.secrets,
+      size,
+      worst: unitLabel(unit),
+      screened,
+      ratio: median(ratios),
+      q1: quantile(ratios, 0.25),
+      q3: quantile(ratios, 0.75),
+    }
+    console.error(
+      `adversarial: units, ${figure.build} ${figure.entry} ${size / 1024} KiB: worst ${figure.worst}, ${figure.ratio.toFixed(2)}× a secret`,
+    )
+    figures.push(figure)
+  }
+  return { units: units.length, every, sizes: [...UNIT_SIZES], figures }
+}
+
+// ---------------------------------------------------------------------------------------------
 // HTTP: valid deliveries' latency while hostile clients send 1 MiB bodies with a bogus signature.
 
 export const HTTP_FRAMEWORK = 'express5'
@@ -696,6 +836,7 @@ async function main() {
   const bodies = hostileBodies()
   const results = await measureRefusals(bodies, before)
   const entryPoints = await measureEntryPoints()
+  const units = await measureUnits()
   const http: UnderAttackResult[] = []
   if (withHttp) {
     if (beforeUrl !== undefined) http.push(await underAttack('before', beforeUrl, bodies))
@@ -720,6 +861,7 @@ async function main() {
     size: SIZE,
     results,
     entryPoints,
+    units,
     ...(after ? { http: after } : {}),
   }
   console.log(RESULT_PREFIX + JSON.stringify(before ? { ...figures, compared: http } : figures))

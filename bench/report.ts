@@ -4,7 +4,7 @@
  */
 
 import { SHAPE_LABELS, type Shape } from '@hookguard/testkit/payload'
-import type { EntryResult, RefusalFigure, RefusalResult, UnderAttackResult } from './adversarial.ts'
+import type { EntryResult, RefusalFigure, RefusalResult, UnderAttackResult, UnitsResult } from './adversarial.ts'
 import type { Figures } from './figures.ts'
 import type { HttpResult } from './http.ts'
 import type { InstructionsResult } from './instructions.ts'
@@ -437,6 +437,39 @@ function entryPointTable(results: EntryResult[], runtime: string, misses: Miss[]
   ].join('\n')
 }
 
+function unitsTable(units: UnitsResult, runtime: string, misses: Miss[]): string {
+  const sizes = units.sizes.map((size) => (size >= 2 ** 20 ? `${size / 2 ** 20} MiB` : `${size / 1024} KiB`))
+  const entries = [...new Map(units.figures.map((f) => [f.entry, f.label])).entries()]
+  const rows: string[][] = []
+  for (const build of ['node', 'web'] as const) {
+    for (const [entry, label] of entries) {
+      rows.push([
+        build === 'node' ? 'Node' : 'Web',
+        label,
+        ...units.sizes.map((size) => {
+          const f = units.figures.find((figure) => figure.build === build && figure.entry === entry && figure.size === size)
+          if (f === undefined) return '–'
+          if (f.ratio > REFUSAL_TARGET) {
+            misses.push({
+              target: 'refusal',
+              what: `${build} build, ${label}, \`${f.worst}\` repeated: ${x(f.ratio)} one HMAC a secret, target ≤ ${x(REFUSAL_TARGET)}`,
+            })
+          }
+          return `${f.ratio > REFUSAL_TARGET ? '✗ ' : ''}${x(f.ratio)} (${x(f.q1)}–${x(f.q3)}), \`${f.worst.replace(/\|/g, '\\|')}\``
+        }),
+      ])
+    }
+  }
+  const worst = Math.max(...units.figures.map((f) => f.ratio))
+  return [
+    `### Unauthenticated requests, every repeated unit (${runtime}, Node and Web builds)`,
+    '',
+    `Bodies that repeat one unit of one to three bytes, over the bytes the core's scans compare against (testkit/src/units.ts, ${units.every ? `all ${units.units} units` : `a sample of ${units.units} units`}), at each size, through every entry point of testkit/src/entry-points.ts, on the Node build against one \`createHmac\` and on the Web build against one \`crypto.subtle.sign\` of the same bytes. Each (unit, entry point, size, build) is timed once; the unit that cost most is measured again, interleaved with the HMAC, and its median a configured secret is shown with its interquartile range and the unit. Target: ≤ ${x(REFUSAL_TARGET)} a secret. Worst: ${x(worst)} (${verdict(worst, REFUSAL_TARGET)}).`,
+    '',
+    table(['build', 'entry point', ...sizes], rows),
+  ].join('\n')
+}
+
 function refusalTables(adversarial: NonNullable<Figures['adversarial']>, misses: Miss[]): string {
   const pick = (r: RefusalResult, secrets: number, unicodeWhitespace: boolean) =>
     r.figures.find((f) => f.build === 'after' && f.secrets === secrets && f.unicodeWhitespace === unicodeWhitespace) as RefusalFigure
@@ -484,6 +517,7 @@ function refusalTables(adversarial: NonNullable<Figures['adversarial']>, misses:
     )
   }
   if (adversarial.entryPoints) parts.push('', entryPointTable(adversarial.entryPoints, adversarial.runtime, misses))
+  if (adversarial.units) parts.push('', unitsTable(adversarial.units, adversarial.runtime, misses))
   return parts.join('\n')
 }
 
@@ -530,6 +564,7 @@ pnpm install && pnpm build
 pnpm bench                  # everything, about 45 minutes; rewrites this page
 pnpm bench --only micro     # or web, http, instructions, memory, adversarial, inspect: one part; the others keep their last figures
 pnpm bench --only web --baseline=<folder>   # the Web build beside another one (a copy of its dist/web), in the same rounds
+pnpm bench --only adversarial --units=64    # the repeated units sampled (minutes) rather than every one (about an hour)
 pnpm bench --quick          # CI smoke: short runs, prints the tables, writes nothing
 \`\`\`
 
@@ -543,7 +578,7 @@ pnpm bench --quick          # CI smoke: short runs, prints the tables, writes no
 - **HTTP** (bench/http.ts, bench/http-server.ts): both servers of a framework run in child processes on loopback; autocannon runs in the parent. Each slice of load reads the server's \`process.cpuUsage()\` over IPC before and after; CPU per request is the difference over the requests completed. The servers take turns in slices, rotated every turn, after a warm-up of each; see the table's text. Every response is checked (a 500 means the handler did not get the payload).
 - **HTTP, counted** (bench/instructions.ts): the floor and \`webhook()\` servers under Valgrind's callgrind, two processes of each; see the table's text.
 - **Memory** (bench/memory.ts): see its table.
-- **Unauthenticated requests** (bench/adversarial.ts): the micro benchmark's loop with bogus signatures, so that every call is a refusal (each checked), timed by CPU time; then the same loop over every entry point of \`createReceiver\` (each mode's message address, the token address) with every hostile shape of testkit/src/hostile.ts, each call's answer checked; see its section.
+- **Unauthenticated requests** (bench/adversarial.ts): the micro benchmark's loop with bogus signatures, so that every call is a refusal (each checked), timed by CPU time; then the same loop over every entry point of \`createReceiver\` (each mode's message address, the token address) with every hostile shape of testkit/src/hostile.ts, each call's answer checked; then every body that repeats a unit of one to three of the bytes the core's scans compare against (testkit/src/units.ts) through every entry point of testkit/src/entry-points.ts on the Node and the Web build; see their sections.
 
 ## Results
 

@@ -6,6 +6,7 @@
  * (repeatable; a full run of one part keeps the other parts' figures from docs/benchmarks.json),
  * `--baseline=<folder>` (the web part measures another build of the core beside this one, in the
  * same rounds: a copy of a `dist/web` folder, e.g. of the commit before a change),
+ * `--units=N` (the adversarial part's repeated units: a sample of N, where every one takes about an hour),
  * `--no-build` (skip rebuilding stale packages), `--report` (measure nothing: rewrite the page from
  * docs/benchmarks.json and bench/notes.md).
  */
@@ -31,6 +32,9 @@ type Part = (typeof PARTS)[number]
 const onlyArgs = argv.flatMap((a, i) => (a === '--only' ? [argv[i + 1]] : a.startsWith('--only=') ? [a.slice(7)] : []))
 const parts: Part[] = onlyArgs.length === 0 ? [...PARTS] : PARTS.filter((p) => onlyArgs.includes(p))
 if (onlyArgs.some((p) => !PARTS.includes(p as Part))) throw new Error(`bench: --only takes ${PARTS.join(', ')}`)
+/** `--units=N`: the adversarial part sends a sample of N repeated units (and the named ones) instead of every one. */
+const unitsArg = argv.find((a) => a.startsWith('--units='))
+const unitsFlag = unitsArg === undefined ? [] : ['--units', unitsArg.slice('--units='.length)]
 const baselineArg = argv.find((a) => a.startsWith('--baseline='))
 const baselineFlag = baselineArg === undefined ? [] : [`--baseline=${resolve(baselineArg.slice('--baseline='.length))}`]
 
@@ -272,7 +276,10 @@ async function main() {
   if (parts.includes('adversarial')) {
     // Last: its HTTP phase loads the machine on purpose, and nothing measured after it should feel that.
     figures.adversarial = await withRetry('adversarial', () =>
-      runChild('adversarial', process.execPath, nodeTs('adversarial.ts', quickFlag), { timeoutS: 60 * scale }),
+      runChild('adversarial', process.execPath, nodeTs('adversarial.ts', [...quickFlag, ...unitsFlag]), {
+        // Every repeated unit through every entry point on both builds is about an hour here.
+        timeoutS: 60 * scale + (quick || unitsFlag.length > 0 ? 0 : 3 * 3600),
+      }),
     )
   }
   figures.load.after = loadNow()

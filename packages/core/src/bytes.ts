@@ -4,7 +4,7 @@ export function utf8(text: string): Uint8Array {
   return encoder.encode(text)
 }
 
-export { containsAnyByte, containsSequence, decodeUtf8, indexOfByte, occursMoreThan } from '#bytes'
+export { containsAnyByte, decodeUtf8, indexOfByte, occursMoreThan } from '#bytes'
 
 export function toBytes(body: string | Uint8Array): Uint8Array {
   return typeof body === 'string' ? encoder.encode(body) : body

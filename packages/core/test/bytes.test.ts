@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { containsSequence, fromBase64, fromBase64Url, fromHex, occursMoreThan, toBase64Url } from '../src/bytes.ts'
+import { fromBase64, fromBase64Url, fromHex, occursMoreThan, toBase64Url } from '../src/bytes.ts'
 
 // The decoders that stand between a sender's text and a comparison: each refuses, rather than
 // repairs, what is not exactly its own alphabet, so no two spellings decode to the same bytes.
@@ -58,28 +58,5 @@ describe('occursMoreThan', () => {
     expect(occursMoreThan(text('[[x[['), [0x5b], 3)).toBe(true)
     expect(occursMoreThan(text('[[x[['), [0x5b], 4)).toBe(false)
     expect(occursMoreThan(new Uint8Array(0), [0x5b], 0)).toBe(false)
-  })
-})
-
-describe('containsSequence', () => {
-  const text = (value: string) => new TextEncoder().encode(value)
-  const lineSeparator = Uint8Array.of(0xe2, 0x80, 0xa8)
-
-  it('finds the whole sequence, at either end or inside, and not a part of it', () => {
-    expect(containsSequence(text('\u2028x'), lineSeparator)).toBe(true)
-    expect(containsSequence(text('x\u2028'), lineSeparator)).toBe(true)
-    expect(containsSequence(text('ab\u2028cd'), lineSeparator)).toBe(true)
-    // Curly quotes, a dash, an ellipsis and U+2029: E2 80 followed by another byte.
-    expect(containsSequence(text('\u201c\u201d\u2019\u2014\u2026\u2029'), lineSeparator)).toBe(false)
-    // Cut short at the end.
-    expect(containsSequence(Uint8Array.of(0x61, 0xe2, 0x80), lineSeparator)).toBe(false)
-    expect(containsSequence(new Uint8Array(0), lineSeparator)).toBe(false)
-  })
-
-  it('finds it after many false starts', () => {
-    const body = new Uint8Array(4096).fill(0xe2)
-    expect(containsSequence(body, lineSeparator)).toBe(false)
-    body.set(lineSeparator, 4093)
-    expect(containsSequence(body, lineSeparator)).toBe(true)
   })
 })

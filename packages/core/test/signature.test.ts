@@ -1,7 +1,9 @@
 import { sign, verifySignature } from '@hookguard/core'
 import fixtures from '@hookguard/testkit/signatures.json' with { type: 'json' }
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+import { createReceiver } from '../src/receiver.ts'
+import { parseSignatureHeader, signatureHint } from '../src/signature.ts'
 import { unicodeJsonValue, unicodeString } from './arbitraries.ts'
 import { gsonText } from './gson.ts'
 
@@ -277,5 +279,47 @@ describe('sign', () => {
 
   it('throws a TypeError naming the package for an empty secret', async () => {
     await expect(sign('{}', '')).rejects.toThrow(/^@hookguard\/core: /)
+  })
+})
+
+describe('signatureHint', () => {
+  const body = encode('{"a":"x"}')
+  /** The hint as it was told from the header's values, each split off and trimmed. */
+  const byValues = (header: string) => {
+    if (header.length > 1024) return 'header_wrong_length'
+    const values = header.split(',').map((part) => part.trim())
+    if (values.some((value) => value.length === 64 && /^[0-9a-f]+$/i.test(value))) return undefined
+    return values.some((value) => /[^0-9a-f]/i.test(value)) ? 'header_not_hex' : 'header_wrong_length'
+  }
+
+  it("tells a header's fault from what it read of it, as from its trimmed values", () => {
+    const digest = 'ab'.repeat(32)
+    const piece = fc.constantFrom('a', 'F', '0', 'g', ',', ' ', '\t', '\u3000', '\ufeff', 'z', digest, `${digest},`, ' , ')
+    const header = fc.array(piece, { maxLength: 30 }).map((pieces) => pieces.join(''))
+    fc.assert(
+      fc.property(header, (text) => {
+        expect(signatureHint(text, parseSignatureHeader(text), ['s'], body)).toBe(byValues(text))
+      }),
+      { numRuns: 2000 },
+    )
+    for (const text of [',', ' '.repeat(64), 'g'.repeat(64), 'a b', ` ${digest.slice(1)}`, ','.repeat(1024), 'g'.repeat(1025)]) {
+      expect(signatureHint(text, parseSignatureHeader(text), ['s'], body), JSON.stringify(text)).toBe(byValues(text))
+    }
+  })
+
+  it('reads a refused header of a thousand commas once, cutting out no value and not again for the hint', async () => {
+    const header = ','.repeat(1024)
+    const receiver = createReceiver({ auth: { mode: 'secret', secret: SECRET } })
+    const split = vi.spyOn(String.prototype, 'split')
+    const slice = vi.spyOn(String.prototype, 'slice')
+    try {
+      const result = await receiver.verify({ method: 'POST', url: '/hooks', headers: { 'x-service-hmac-signature': header }, body })
+      expect(result.ok || result.response.status).toBe(401)
+      const calls = [...split.mock.contexts, ...slice.mock.contexts].filter((self) => String(self) === header)
+      expect(calls).toHaveLength(0)
+    } finally {
+      split.mockRestore()
+      slice.mockRestore()
+    }
   })
 })

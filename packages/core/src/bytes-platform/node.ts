@@ -20,11 +20,6 @@ export function containsAnyByte(data: Uint8Array, values: readonly number[]): bo
   return false
 }
 
-/** Whether `sequence` occurs in `data`: Node's native substring search. */
-export function containsSequence(data: Uint8Array, sequence: Uint8Array): boolean {
-  return indexOf.call(data, sequence) !== -1
-}
-
 /** Whether the bytes in `values` occur more than `limit` times in all: memchr from one to the next. */
 export function occursMoreThan(data: Uint8Array, values: readonly number[], limit: number): boolean {
   let count = 0

@@ -14,19 +14,6 @@ export function containsAnyByte(data: Uint8Array, values: readonly number[]): bo
   return false
 }
 
-/** Whether `sequence` (three bytes or fewer matter here, but any length works) occurs in `data`. */
-export function containsSequence(data: Uint8Array, sequence: Uint8Array): boolean {
-  const first = sequence[0]
-  const last = data.length - sequence.length
-  // A loop rather than indexOf from each first byte: a body made of that byte would be a call per byte.
-  outer: for (let i = 0; i <= last; i++) {
-    if (data[i] !== first) continue
-    for (let k = 1; k < sequence.length; k++) if (data[i + k] !== sequence[k]) continue outer
-    return true
-  }
-  return false
-}
-
 /** Whether the bytes in `values` occur more than `limit` times in all (the engine's native `indexOf`). */
 export function occursMoreThan(data: Uint8Array, values: readonly number[], limit: number): boolean {
   let count = 0

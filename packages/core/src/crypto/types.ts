@@ -35,6 +35,15 @@ export interface CryptoBackend {
    * copies it) before it awaits or calls the backend again.
    */
   gsonHmacSync?: (keys: readonly HmacKey[], body: Uint8Array, maxEscapes: number) => { digests: Uint8Array[]; text: Uint8Array } | undefined
+  /**
+   * The same, where the platform hashes asynchronously (Web Crypto): the text is the caller's own
+   * copy. Where neither is given, canonical.ts's portable pass makes the text.
+   */
+  gsonHmac?: (
+    keys: readonly HmacKey[],
+    body: Uint8Array,
+    maxEscapes: number,
+  ) => Promise<{ digests: Uint8Array[]; text: Uint8Array } | undefined>
   /** Which stripper `canonicalHmac` and `canonicalSha256` use for bodies up to 1 MiB on this runtime. */
   stripper(): StripperKind
   /** PBKDF2-HMAC-SHA256, 32 bytes: deliberately slow, off the event loop where the platform allows. */

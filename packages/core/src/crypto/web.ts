@@ -25,6 +25,21 @@ async function hmac(keys: readonly HmacKey[], data: Uint8Array): Promise<Uint8Ar
   return signatures.map((signature) => new Uint8Array(signature))
 }
 
+/**
+ * The Gson fallback's text made by the kernel (canonical.ts's JavaScript pass cost up to fifteen
+ * `sign`s of a hostile body here), hashed with each key, and copied: `sign` has taken its own copy
+ * before this returns to the event loop, but the text must outlive the `await` for a match's
+ * fingerprint, and the next call overwrites the kernel's memory. A copy costs a small part of one
+ * `sign` of the same bytes.
+ */
+async function gsonHmac(keys: readonly HmacKey[], body: Uint8Array, maxEscapes: number) {
+  const made = stripper.gson(body, maxEscapes)
+  if (made === undefined) return undefined
+  const digests = hmac(keys, made)
+  const text = made.slice()
+  return { digests: await digests, text }
+}
+
 export const backend: CryptoBackend = {
   importHmacKey: (secret) => crypto.subtle.importKey('raw', source(secret), HMAC_SHA256, false, ['sign']),
   hmac,
@@ -32,6 +47,7 @@ export const backend: CryptoBackend = {
   sha256: async (data) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(data))),
   // `digest` copies its input when called, as `sign` does.
   canonicalSha256: async (body) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(stripper.strip(body)))),
+  gsonHmac,
   stripper: () => stripper.kind(),
   pbkdf2Sha256: async (password, salt, iterations) => {
     const key = await crypto.subtle.importKey('raw', source(password), 'PBKDF2', false, ['deriveBits'])

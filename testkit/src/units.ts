@@ -1,0 +1,105 @@
+/**
+ * Bodies that repeat one unit of one to three bytes, over every byte a scan of the core compares
+ * against: what the complexity test (test/robustness/complexity.test.ts, sampled) and the
+ * adversarial benchmark (bench/adversarial.ts, every unit) send to every entry point, so that a
+ * body made of a scan's own bytes in some order (a body of E2, of `E2 80` pairs, of `access_toke=`
+ * parts) is measured before someone else finds it.
+ *
+ * Portable (no Node APIs, erasable TypeScript only), like hostile.ts.
+ */
+
+/**
+ * The bytes the core's scans compare against, each with where, read from the code (pinned: a scan
+ * that starts comparing against another byte must add it here). Unicode whitespace is represented
+ * by the lead and continuation bytes it shares with U+2028; the digits by those of `%5F`.
+ */
+export const SCANNED_BYTES: readonly { bytes: string; where: string }[] = [
+  {
+    bytes: ' \t\n\x0B\f\r',
+    where: "Java's `\\s`: canonical.ts JAVA_WHITESPACE, strip.ts, strip.wat `strip`, the native searches of crypto/node.ts",
+  },
+  { bytes: '\x1C', where: 'the ASCII Unicode whitespace of canonical.ts (U+001C–U+001F)' },
+  {
+    bytes: '\xE2\x80\xA8\xA9\xC2\xA0\xE3\xEF',
+    where: 'UTF-8 of U+2028/9 (Gson fallback, canonical.ts and strip.wat `gson`), of U+00A0, U+3000, U+FEFF (Unicode whitespace)',
+  },
+  { bytes: `<>&='`, where: "Gson's HTML escapes: canonical.ts GSON_HEX, strip.wat, signature.ts GSON_UNESCAPED" },
+  { bytes: '\\",:[]{}', where: 'JSON: json.ts (depth, strings, escapes), the form of mode `none`' },
+  { bytes: '%+', where: 'form-urlencoded: form.ts (escapes, `+` as a space); `&` and `=` above' },
+  { bytes: '.-', where: 'tokens (token.ts, the `.` between payload and MAC; base64url) and Basic credentials' },
+  { bytes: 'acesk_ton', where: 'the letters of `access_token`: form.ts matchName' },
+  { bytes: '015F', where: 'digits and hex digits: form.ts hexPair (`%5F`), bytes.ts fromHex, numbers in json.ts' },
+]
+
+/** Every byte of {@link SCANNED_BYTES}, once each, in order. */
+export const ALPHABET: readonly number[] = [...new Set(SCANNED_BYTES.flatMap(({ bytes }) => [...bytes].map((c) => c.charCodeAt(0))))]
+
+/** Whether `unit` is a shorter unit repeated (`aa`, `aaa`): its body is that unit's. */
+function isPower(unit: readonly number[]): boolean {
+  return unit.length > 1 && unit.every((b) => b === unit[0])
+}
+
+/**
+ * Whether `unit` is the least of its rotations: `abc`, `bca` and `cab` repeated are the same body
+ * shifted by a byte or two, so one of them stands for all three.
+ */
+function isLeastRotation(unit: readonly number[]): boolean {
+  for (let shift = 1; shift < unit.length; shift++) {
+    for (let i = 0; i < unit.length; i++) {
+      const a = unit[i] as number
+      const b = unit[(i + shift) % unit.length] as number
+      if (b < a) return false
+      if (b > a) break
+    }
+  }
+  return true
+}
+
+/**
+ * Every unit of one to three bytes over {@link ALPHABET}, one per rotation, none a shorter unit
+ * repeated: about a third of the alphabet's length cubed.
+ */
+export function repeatingUnits(): Uint8Array[] {
+  const units: Uint8Array[] = []
+  const visit = (prefix: number[]) => {
+    if (prefix.length > 0 && !isPower(prefix) && isLeastRotation(prefix)) units.push(Uint8Array.from(prefix))
+    if (prefix.length === 3) return
+    for (const b of ALPHABET) visit([...prefix, b])
+  }
+  visit([])
+  return units
+}
+
+/**
+ * A fixed sample of {@link repeatingUnits}: every unit of one byte, the units the findings that
+ * led here were made of, and `count` more drawn with a fixed seed. For a test that must stay
+ * short; the benchmark measures them all.
+ */
+export function sampleUnits(count: number, seed = 1): Uint8Array[] {
+  const all = repeatingUnits()
+  const named = ['\xE2\x80', '\xE2\x80\xA8', '\xE2\x80\xA9', '=&', '%61', '_to', ',', '\\u', '[{', '":'].map((text) =>
+    Uint8Array.from(text, (c) => c.charCodeAt(0)),
+  )
+  const sample = [...all.filter((unit) => unit.length === 1), ...named]
+  let state = seed >>> 0 || 1
+  for (let i = 0; i < count; i++) {
+    // xorshift32: the same sample on every run.
+    state ^= state << 13
+    state ^= state >>> 17
+    state ^= state << 5
+    sample.push(all[(state >>> 0) % all.length] as Uint8Array)
+  }
+  return sample
+}
+
+/** `unit` repeated to exactly `size` bytes (the last bytes, where a whole unit no longer fits, are its first ones). */
+export function unitBody(unit: Uint8Array, size: number): Uint8Array {
+  const out = new Uint8Array(size)
+  for (let i = 0; i < size; i++) out[i] = unit[i % unit.length] as number
+  return out
+}
+
+/** A unit as printable text: ASCII as it is, other bytes as `\xNN`. */
+export function unitLabel(unit: Uint8Array): string {
+  return Array.from(unit, (b) => (b > 0x20 && b < 0x7f ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`)).join('')
+}
