@@ -3,6 +3,7 @@ import { fixtureJson, fixtureName, fixtureTest } from './fixture.ts'
 import type { InspectedRecord } from './record.ts'
 import {
   basicUser,
+  type credentialVariable,
   decodeName,
   formPieces,
   isCredentialName,
@@ -27,12 +28,15 @@ import {
 export { printfBytes, shellQuote } from './shell.ts'
 
 /**
- * A delivery as something to keep or run again: a `hookguard send` command, a curl command that
- * posts the exact bytes, a HAR file, and a Vitest fixture. Credentials are never written out, and
- * go through the same redaction as the page ({@link redactUrl}, {@link redactHeader}): commands
- * read each one from an environment variable they name (`HOOKGUARD_SECRET`, `HOOKGUARD_PASSWORD`,
- * `HOOKGUARD_APP_SECRET`, `HOOKGUARD_ACCESS_TOKEN`…) and stop when it is not set; HAR and the
- * fixture carry `[redacted]`, and the fixture's test re-authenticates from the environment.
+ * A delivery as something to keep or run again: a curl command that sends the recorded request
+ * byte for byte, a `hookguard send` command, a HAR file, and a Vitest fixture. What a request held
+ * is data in every one of them: in a script each byte of it is one quoted shell word, comments
+ * included, and what a script cannot repeat it says at its top. Credentials are never written
+ * out, and go through the same redaction as the page ({@link redactUrl}, {@link redactHeader}):
+ * commands read each one from an environment variable they name and stop when it is not set;
+ * names a sender chose map under `HOOKGUARD_SENT_` ({@link credentialVariable}), never onto
+ * hookguard's own variables. HAR and the fixture carry `[redacted]`, and the fixture's test
+ * re-authenticates from the environment.
  */
 
 export type ExportFormat = 'send' | 'curl' | 'har' | 'fixture' | 'fixture-test'
@@ -54,10 +58,6 @@ class Needs {
 
   add(variable: string, why = ''): void {
     if (!this.#variables.has(variable)) this.#variables.set(variable, why)
-  }
-
-  get variables(): string[] {
-    return [...this.#variables.keys()]
   }
 
   toString(): string {
