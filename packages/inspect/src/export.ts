@@ -3,26 +3,40 @@ import { fixtureJson, fixtureName, fixtureTest } from './fixture.ts'
 import type { InspectedRecord } from './record.ts'
 import {
   basicUser,
+  type credentialVariable,
+  decodeName,
   formPieces,
+  isCredentialName,
   isFormBody,
   type LeftOut,
   redactBody,
   redactCredentials,
   redactHeader,
   redactUrl,
-  withoutCredentials,
+  SENT_PREFIX,
 } from './redact.ts'
-import { encodedFromEnvironment, fromEnvironment, percentEncodedFromEnvironment, printfBytes, shellBytes, shellQuote } from './shell.ts'
+import {
+  commentWord,
+  fromEnvironment,
+  percentEncodedFromEnvironment,
+  percentEncodedWord,
+  printfBytes,
+  shellBytes,
+  shellQuote,
+} from './shell.ts'
 
 export { printfBytes, shellQuote } from './shell.ts'
 
 /**
- * A delivery as something to keep or run again: a `hookguard send` command, a curl command that
- * posts the exact bytes, a HAR file, and a Vitest fixture. Credentials are never written out, and
- * go through the same redaction as the page ({@link redactUrl}, {@link redactHeader}): commands
- * read each one from an environment variable they name (`HOOKGUARD_SECRET`, `HOOKGUARD_PASSWORD`,
- * `HOOKGUARD_APP_SECRET`, `HOOKGUARD_ACCESS_TOKEN`…) and stop when it is not set; HAR and the
- * fixture carry `[redacted]`, and the fixture's test re-authenticates from the environment.
+ * A delivery as something to keep or run again: a curl command that sends the recorded request
+ * byte for byte, a `hookguard send` command, a HAR file, and a Vitest fixture. What a request held
+ * is data in every one of them: in a script each byte of it is one quoted shell word, comments
+ * included, and what a script cannot repeat it says at its top. Credentials are never written
+ * out, and go through the same redaction as the page ({@link redactUrl}, {@link redactHeader}):
+ * commands read each one from an environment variable they name and stop when it is not set;
+ * names a sender chose map under `HOOKGUARD_SENT_` ({@link credentialVariable}), never onto
+ * hookguard's own variables. HAR and the fixture carry `[redacted]`, and the fixture's test
+ * re-authenticates from the environment.
  */
 
 export type ExportFormat = 'send' | 'curl' | 'har' | 'fixture' | 'fixture-test'
@@ -38,35 +52,12 @@ export interface ExportContext {
   tokenPath?: string
 }
 
-/**
- * The headers a command does not repeat: the framing (curl writes its own), the connection's, and
- * the hop-by-hop ones the app never received (`Proxy-Authorization` among them).
- */
-const NOT_SENT = new Set([
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'expect',
-  'accept-encoding',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'upgrade',
-])
-
 /** The environment variables a command reads, each with why, written as comments at its top. */
 class Needs {
   readonly #variables = new Map<string, string>()
 
   add(variable: string, why = ''): void {
     if (!this.#variables.has(variable)) this.#variables.set(variable, why)
-  }
-
-  get variables(): string[] {
-    return [...this.#variables.keys()]
   }
 
   toString(): string {
@@ -76,118 +67,255 @@ class Needs {
   }
 }
 
-/** The export's address: the recorded path and query on `base`, the query's credentials taken out. */
-function exportTarget(record: InspectedRecord, base: string): { url: string; leftOut: LeftOut[] } {
-  const url = new URL(base)
-  const path = record.url.startsWith('/') ? record.url : `/${record.url}`
-  const { url: rest, leftOut } = withoutCredentials(path)
-  return { url: `${url.origin}${url.pathname.replace(/\/$/, '')}${rest}`, leftOut }
+/**
+ * What running a command sends that the recording did not have, one comment line each, in a form
+ * a reader (and the export's property test) can rely on: `# Differs from the recording: <what>: <why>`.
+ */
+class Differs {
+  readonly #lines: string[] = []
+
+  add(what: 'method' | 'target' | 'headers' | 'body' | `header ${string}`, why: string): void {
+    this.#lines.push(`# Differs from the recording: ${what}: ${why}.\n`)
+  }
+
+  toString(): string {
+    return this.#lines.join('')
+  }
 }
 
-const leftOutWhy = ({ name }: LeftOut) => `the query's ${name}, left out here`
+/**
+ * A credential's variable. Names the sender chose map under `HOOKGUARD_SENT_` ({@link credentialVariable});
+ * a token request's `secret` is the app secret, and reads `HOOKGUARD_APP_SECRET`: it goes back to
+ * the token address it was sent to, which is what that secret is for.
+ */
+function variableOf(record: InspectedRecord, credential: LeftOut): string {
+  if (record.kind === 'token' && decodeName(credential.name) === 'secret') return 'HOOKGUARD_APP_SECRET'
+  return credential.variable
+}
+
+/** Why a command needs a credential's variable: the name as a quoted word ({@link commentWord}), never as it was sent. */
+function credentialWhy(variable: string, where: string, name: string): string {
+  if (variable === 'HOOKGUARD_ACCESS_TOKEN') return 'a fresh one: hookguard token …'
+  if (variable === 'HOOKGUARD_APP_SECRET') return 'the app secret, for the token address'
+  return `${where} ${commentWord(name)}, left out here`
+}
+
+/**
+ * The request target as one shell word: the base address's path, then the path and query as
+ * recorded, byte for byte, each credential's value read from the environment in its place
+ * (percent-encoded). `drop` leaves out a parameter entirely (with its `&`).
+ */
+function targetWord(
+  record: InspectedRecord,
+  prefix: string,
+  needs: Needs,
+  checks: string[],
+  drop: (name: string) => boolean = () => false,
+): { word: string; text: string } {
+  const path = record.url.startsWith('/') || (record.url === '*' && prefix === '') ? record.url : `/${record.url}`
+  const at = path.indexOf('?')
+  const query = at < 0 ? undefined : path.slice(at + 1)
+  let word = ''
+  // The target with each credential's value left empty: what `send`'s URL parsing is checked against.
+  let text = `${prefix}${at < 0 ? path : path.slice(0, at + 1)}`
+  let literal = text
+  if (query !== undefined) {
+    const kept = query.split('&').filter((part) => {
+      const name = part.indexOf('=') < 0 ? part : part.slice(0, part.indexOf('='))
+      return !(isCredentialName(name) && drop(name))
+    })
+    if (kept.length === 0 && at >= 0) {
+      literal = literal.slice(0, -1)
+      text = text.slice(0, -1)
+    }
+    for (const piece of formPieces(Buffer.from(kept.join('&'), 'latin1'))) {
+      if ('text' in piece) {
+        literal += piece.text
+        text += piece.text
+        continue
+      }
+      const variable = variableOf(record, piece)
+      needs.add(variable, credentialWhy(variable, "the query's", piece.name))
+      checks.push(`: ${fromEnvironment(variable)}\n`)
+      word += shellQuote(literal) + percentEncodedWord(variable)
+      literal = ''
+    }
+  }
+  if (literal !== '' || word === '') word += shellQuote(literal)
+  return { word, text }
+}
 
 /**
  * The command that writes the body: its exact bytes, except a form's credential fields, whose
  * values are read from the environment (percent-encoded), each variable checked first: the lines
- * to run before, and the command.
+ * to run before, and the command; `exact` when the bytes written are the bytes recorded.
  */
-function bodyWriter(record: InspectedRecord, needs: Needs): { checks: string[]; command: string } {
+function bodyWriter(record: InspectedRecord, needs: Needs, checks: string[]): { command: string; exact: boolean } {
   const pieces = isFormBody(record.headers) ? formPieces(record.body) : []
-  if (pieces.every((piece) => 'text' in piece)) return { checks: [], command: printfBytes(record.body) }
-  const checks: string[] = []
+  if (pieces.every((piece) => 'text' in piece)) return { command: printfBytes(record.body), exact: true }
   const commands: string[] = []
   for (const piece of pieces) {
     if ('text' in piece) {
       if (piece.text !== '') commands.push(printfBytes(Buffer.from(piece.text, 'latin1')))
       continue
     }
-    needs.add(
-      piece.variable,
-      piece.variable === 'HOOKGUARD_ACCESS_TOKEN' ? 'a fresh one: hookguard token …' : `the form's ${piece.name}, left out here`,
-    )
-    checks.push(`: ${fromEnvironment(piece.variable)}\n`)
-    commands.push(percentEncodedFromEnvironment(piece.variable))
+    const variable = variableOf(record, piece)
+    needs.add(variable, credentialWhy(variable, "the form's", piece.name))
+    checks.push(`: ${fromEnvironment(variable)}\n`)
+    commands.push(percentEncodedFromEnvironment(variable))
   }
-  return { checks, command: `{ ${commands.join('; ')}; }` }
+  return { command: `{ ${commands.join('; ')}; }`, exact: false }
 }
 
-/** `hookguard send`, re-authenticated from the environment, the body piped as its exact bytes. */
+/** The body was cut at the inspector's size limit: the command sends what was kept. */
+function truncated(record: InspectedRecord, differs: Differs): void {
+  if (record.bodyBytes > record.body.byteLength) {
+    differs.add('body', `cut at the inspector's size limit, ${record.body.byteLength} of ${record.bodyBytes} bytes are sent`)
+  }
+}
+
+/** The base address's origin and its path, without a trailing `/`: the recorded target goes after it. */
+function baseOf(context: ExportContext): { origin: string; prefix: string; host: string } {
+  const url = new URL(context.url)
+  return { origin: url.origin, prefix: url.pathname.replace(/\/$/, ''), host: url.host }
+}
+
+const CREDENTIAL_NOTE = 'credentials are read from the environment (the Needs lines), a query or form value percent-encoded'
+
+/**
+ * `hookguard send`, re-authenticated from the environment, the body piped as its exact bytes.
+ * `send` makes a delivery as the service does: its own method, headers and URL parsing, each
+ * difference from the recording said at the top.
+ */
 export function toSendCommand(record: InspectedRecord, context: ExportContext): string {
-  const target = exportTarget(record, context.url)
+  const base = baseOf(context)
   const needs = new Needs()
+  const differs = new Differs()
+  const checks: string[] = []
   if (record.mode === 'secret') needs.add('HOOKGUARD_SECRET')
   if (record.mode === 'basic') needs.add('HOOKGUARD_PASSWORD')
   if (record.mode === 'oauth2') needs.add('HOOKGUARD_APP_SECRET')
   // A recorded token has expired by the time anyone runs this: in mode oauth2, `send` fetches a new one.
-  const leftOut = target.leftOut.filter(({ variable }) => record.mode !== 'oauth2' || variable !== 'HOOKGUARD_ACCESS_TOKEN')
-  // `send` takes a URL and no query of its own: each credential goes in it, encoded, from the environment.
-  let url = ''
-  let text = target.url
-  let separator = target.url.includes('?') ? '&' : '?'
-  for (const credential of leftOut) {
-    url += shellQuote(`${text}${separator}${credential.name}=`) + encodedFromEnvironment(credential.variable)
-    needs.add(credential.variable, leftOutWhy(credential))
-    text = ''
-    separator = '&'
+  const isToken = (name: string) => record.mode === 'oauth2' && decodeName(name) === 'access_token'
+  const target = targetWord(record, base.prefix, needs, checks, isToken)
+  const parsed = new URL(target.text, base.origin)
+  if (record.mode === 'oauth2')
+    differs.add('target', 'hookguard send adds a fresh access_token to the query, written again in its own form')
+  else if (`${parsed.pathname}${parsed.search}` !== target.text) {
+    differs.add('target', 'hookguard send takes a URL, which it parses (encoding some bytes, dropping a fragment)')
   }
-  if (text !== '') url += shellQuote(text)
-  const args = [`hookguard send ${url}`, `--mode ${record.mode}`]
+  if (record.method !== 'POST') differs.add('method', `hookguard send POSTs, the recording was ${commentWord(record.method)}`)
+  differs.add('headers', "hookguard send writes its own (Content-Type: application/json; charset=utf-8, and the mode's credentials)")
+  truncated(record, differs)
+  const args = [`hookguard send ${shellQuote(base.origin)}${target.word}`, `--mode ${record.mode}`]
   if (record.mode === 'secret') {
     const header = context.signatureHeader ?? DEFAULT_SIGNATURE_HEADER
     if (header.toLowerCase() !== DEFAULT_SIGNATURE_HEADER.toLowerCase()) args.push(`--signature-header ${shellQuote(header)}`)
   }
   if (record.mode === 'basic') args.push(`--username ${shellQuote(context.username ?? '')}`)
   if (record.mode === 'oauth2') {
-    const tokenUrl = `${new URL(context.url).origin}${context.tokenPath ?? '/token'}`
+    const tokenUrl = `${base.origin}${context.tokenPath ?? '/token'}`
     args.push(`--token-url ${shellQuote(tokenUrl)}`, `--appid ${shellQuote(context.appId ?? '')}`)
   }
   args.push('--file -')
-  // The form's credentials: from the environment too (in mode oauth2, `send` also adds a fresh token to the query).
-  const body = bodyWriter(record, needs)
-  // The URL's credentials are checked first: `node -p` would write "undefined" for one not set.
-  const checks = [...leftOut.map(({ variable }) => `: ${fromEnvironment(variable)}\n`), ...body.checks]
-  return `${needs}${[...new Set(checks)].join('')}${body.command} | ${args.join(' ')}\n`
+  const body = bodyWriter(record, needs, checks)
+  if (!body.exact) differs.add('body', CREDENTIAL_NOTE)
+  return `${needs}${differs}${[...new Set(checks)].join('')}${body.command} | ${args.join(' ')}\n`
 }
 
-/** curl posting the exact bytes (`--data-binary @-` from `printf`), with every end-to-end header as recorded. */
+/** A header as one curl argument: `Name: value`, or `Name;` for an empty value (curl drops `Name:`). */
+const headerArg = (name: string, value: string) =>
+  `-H ${shellBytes(Buffer.from(value === '' ? `${name};` : `${name}: ${value}`, 'latin1'))}`
+
+/** The headers curl writes of its own accord, each removed (`-H 'Name:'`) when the recording had none. */
+const CURL_OWN = ['Accept', 'User-Agent']
+/** The ones it writes when it sends a body. */
+const CURL_OWN_WITH_BODY = ['Content-Type', 'Expect']
+
+/** Basic credentials exactly as curl's `-u user:password` writes them, so that `-u` sends the recorded header. */
+function curlBasic(name: string, value: string): string | undefined {
+  const match = /^Basic ([A-Za-z0-9+/=]+)$/.exec(value)
+  if (name !== 'Authorization' || match === null) return undefined
+  const bytes = Buffer.from(match[1] as string, 'base64')
+  if (bytes.toString('base64') !== match[1]) return undefined
+  let decoded: string
+  try {
+    decoded = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    return undefined
+  }
+  const colon = decoded.indexOf(':')
+  return colon < 0 ? undefined : decoded.slice(0, colon)
+}
+
+/**
+ * curl sending the recorded request: its method, its target byte for byte (`--request-target`,
+ * no globbing, no normalising), every header as recorded in its order (curl's own removed), the
+ * body's exact bytes from `printf`. What it cannot repeat is said at the top.
+ */
 export function toCurl(record: InspectedRecord, context: ExportContext): string {
-  const target = exportTarget(record, context.url)
+  const base = baseOf(context)
   const needs = new Needs()
-  const lines = [`curl -sS -X ${shellQuote(record.method)} ${shellQuote(target.url)}`]
+  const differs = new Differs()
+  const checks: string[] = []
+  const target = targetWord(record, base.prefix, needs, checks)
+  const has = (name: string) => record.headers.some(([recorded]) => recorded.toLowerCase() === name.toLowerCase())
+  const framed = has('content-length') || has('transfer-encoding')
+  const withBody = framed || record.body.byteLength > 0
+  const body = withBody ? bodyWriter(record, needs, checks) : undefined
+  const exactBody = body?.exact === true && record.bodyBytes === record.body.byteLength
+  const method = record.method === 'HEAD' && !withBody ? '--head' : `-X ${shellQuote(record.method)}`
+  const lines = [`curl -sS --globoff --path-as-is ${method} ${shellQuote(base.origin)}`, `--request-target ${target.word}`]
+  for (const own of [...CURL_OWN, ...(withBody ? CURL_OWN_WITH_BODY : [])]) if (!has(own)) lines.push(`-H ${shellQuote(`${own}:`)}`)
   for (const [name, value] of record.headers) {
     const lower = name.toLowerCase()
-    if (NOT_SENT.has(lower)) continue
-    if (lower === 'authorization') {
-      const [scheme = '', credentials = ''] = value.trim().split(/\s+/, 2)
-      if (/^basic$/i.test(scheme)) {
-        lines.push(`-u ${shellQuote(`${basicUser(credentials) ?? ''}:`)}${fromEnvironment('HOOKGUARD_PASSWORD')}`)
-        needs.add('HOOKGUARD_PASSWORD')
-      } else {
-        const shown = /^[A-Za-z][A-Za-z0-9._~+-]*$/.test(scheme) ? scheme : 'Bearer'
-        lines.push(`-H ${shellQuote(`${name}: ${shown} `)}${fromEnvironment('HOOKGUARD_ACCESS_TOKEN')}`)
-        needs.add('HOOKGUARD_ACCESS_TOKEN', 'a fresh one: hookguard token …')
-      }
+    if (lower === 'host') {
+      if (value !== base.host) differs.add('header Host', 'curl writes the address it sends to')
       continue
     }
-    if (lower === 'cookie') {
-      lines.push(`-H ${shellQuote(`${name}: `)}${fromEnvironment('HOOKGUARD_COOKIE')}`)
-      needs.add('HOOKGUARD_COOKIE', 'the Cookie header received, left out here')
+    if (lower === 'proxy-authorization') {
+      differs.add('header Proxy-Authorization', "left out: a proxy's credential, which the app never received")
       continue
     }
-    // Node reads header bytes as latin1: these are the bytes received, whatever their encoding.
-    lines.push(`-H ${shellBytes(Buffer.from(`${name}: ${value}`, 'latin1'))}`)
+    // curl counts the bytes it sends: the recorded length goes in its place only when those are the bytes recorded.
+    if (lower === 'content-length' && !exactBody) {
+      if (body?.exact !== false) truncated(record, differs)
+      continue
+    }
+    if ((lower === 'authorization' || lower === 'cookie') && value !== '') {
+      lines.push(credentialHeader(name, value, needs, differs, checks))
+      continue
+    }
+    lines.push(headerArg(name, value))
   }
-  for (const credential of target.leftOut) {
-    // curl encodes the value (`--url-query name=value`); the name stays as written.
-    lines.push(`--url-query ${shellQuote(`${credential.name}=`)}${fromEnvironment(credential.variable)}`)
-    needs.add(
-      credential.variable,
-      credential.variable === 'HOOKGUARD_ACCESS_TOKEN' ? 'a fresh one: hookguard token …' : leftOutWhy(credential),
-    )
+  if (body !== undefined && !body.exact) differs.add('body', CREDENTIAL_NOTE)
+  if (!has('content-length') && !exactBody) truncated(record, differs)
+  if (withBody) lines.push('--data-binary @-')
+  const command = lines.join(' \\\n  ')
+  return `${needs}${differs}${[...new Set(checks)].join('')}${body === undefined ? command : `${body.command} | ${command}`}\n`
+}
+
+/** `Authorization` or `Cookie`, its credential read from the environment: never written into the command. */
+function credentialHeader(name: string, value: string, needs: Needs, differs: Differs, checks: string[]): string {
+  const read = (variable: string, why = '') => {
+    needs.add(variable, why)
+    checks.push(`: ${fromEnvironment(variable)}\n`)
+    return fromEnvironment(variable)
   }
-  lines.push('--data-binary @-')
-  const body = bodyWriter(record, needs)
-  return `${needs}${[...new Set(body.checks)].join('')}${body.command} | ${lines.join(' \\\n  ')}\n`
+  if (name.toLowerCase() === 'cookie')
+    return `-H ${shellBytes(Buffer.from(`${name}: `, 'latin1'))}${read(`${SENT_PREFIX}COOKIE`, 'the Cookie header received, left out here')}`
+  const user = curlBasic(name, value)
+  if (user !== undefined) return `-u ${shellQuote(`${user}:`)}${read('HOOKGUARD_PASSWORD')}`
+  const named = /^basic /i.test(value) ? basicUser(value.slice(6).trim()) : undefined
+  if (named !== undefined && !named.includes('\ufffd')) {
+    differs.add('header Authorization', 'curl writes it from the user name and HOOKGUARD_PASSWORD, in its own form')
+    return `-u ${shellQuote(`${named}:`)}${read('HOOKGUARD_PASSWORD')}`
+  }
+  const bearer = /^bearer /i.exec(value)
+  if (bearer !== null) {
+    return `-H ${shellBytes(Buffer.from(`${name}: ${bearer[0]}`, 'latin1'))}${read('HOOKGUARD_ACCESS_TOKEN', 'a fresh one: hookguard token …')}`
+  }
+  return `-H ${shellBytes(Buffer.from(`${name}: `, 'latin1'))}${read(`${SENT_PREFIX}AUTHORIZATION`, 'the Authorization header received, left out here')}`
 }
 
 /** A header value as text: Node reads header bytes as latin1; bytes that are UTF-8 are read as UTF-8. */

@@ -197,6 +197,10 @@ function resignStep(fixture: Fixture, header: string): string {
 `
 }
 
+/** Text for a `//` comment: printable ASCII only, anything else escaped, so that no line terminator (U+2028 included) ends it. */
+const commentText = (text: string) =>
+  text.replace(/[^\x20-\x7e]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
 /**
  * A Vitest file that replays the fixture through `createReceiver`, with the settings from the
  * environment (the same variables as `hookguard inspect`), and asserts the recorded verdict and
@@ -214,7 +218,9 @@ export function fixtureTest(record: InspectedRecord, context: ExportContext): st
         : record.mode === 'oauth2'
           ? `{ mode: 'oauth2', appId: env('HOOKGUARD_APPID', ${JSON.stringify(context.appId ?? '')}), secret: env('HOOKGUARD_APP_SECRET') }`
           : `{ mode: 'none' }`
-  return `// Recorded by hookguard inspect: delivery #${record.id}, ${record.verdict}${record.code === undefined ? '' : ` (${record.code})`}.
+  // A record loaded from a save file may carry any text as its code: it goes in as data, never as code.
+  const outcome = `${record.verdict}${record.code === undefined ? '' : ` (${record.code})`}`
+  return `// Recorded by hookguard inspect: delivery #${record.id}, ${commentText(outcome)}.
 // Run with: npx vitest run ${name}.test.ts (settings from the same environment variables as hookguard inspect)
 ${testImports(fixture.resign === true)}
 
@@ -234,7 +240,7 @@ function env(name: string, fallback?: string): string {
   return value
 }
 
-it('answers delivery #${record.id} as recorded: ${record.verdict}${record.code === undefined ? '' : ` (${record.code})`}', async () => {
+it(${JSON.stringify(`answers delivery #${record.id} as recorded: ${outcome}`)}, async () => {
   const receiver = createReceiver({ auth: ${auth}, signatureHeader: ${JSON.stringify(header)} })
   const url = new URL(fixture.path, 'http://localhost')
   const headers = new Headers(fixture.headers)

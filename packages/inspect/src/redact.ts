@@ -64,23 +64,28 @@ export function withoutCredentials(url: string): { url: string; leftOut: LeftOut
 }
 
 /**
- * The environment variable a command reads a credential from: hookguard's own where it has one
- * (`HOOKGUARD_ACCESS_TOKEN`, `HOOKGUARD_APP_SECRET` for the token address's `secret`,
- * `HOOKGUARD_PASSWORD`), else `HOOKGUARD_` and the name in capitals (`client_secret`:
- * `HOOKGUARD_CLIENT_SECRET`). Letters, digits and `_` only: safe in any shell.
+ * Where the environment variables an export reads for what a sender sent live: a name the sender
+ * chose (`_secret`, `.secret`, `password`) maps under this prefix, which none of hookguard's own
+ * variables (`HOOKGUARD_SECRET`, `HOOKGUARD_PASSWORD`, `HOOKGUARD_APP_SECRET`…) starts with, so
+ * that running an export never sends a credential the developer set for hookguard itself.
+ */
+export const SENT_PREFIX = 'HOOKGUARD_SENT_'
+
+/**
+ * The environment variable a command reads a credential from: `HOOKGUARD_ACCESS_TOKEN` for the
+ * protocol's own `access_token` (read decoded, as the receiver reads it), which the developer
+ * fetches for the purpose; any other name under {@link SENT_PREFIX}, in capitals (`client_secret`:
+ * `HOOKGUARD_SENT_CLIENT_SECRET`). Letters, digits and `_` only: safe in any shell.
  */
 export function credentialVariable(name: string): string {
   const decoded = decodeName(name)
-  const lower = decoded.toLowerCase()
-  if (lower === 'access_token') return 'HOOKGUARD_ACCESS_TOKEN'
-  if (lower === 'secret') return 'HOOKGUARD_APP_SECRET'
-  if (lower === 'password') return 'HOOKGUARD_PASSWORD'
+  if (decoded === 'access_token') return 'HOOKGUARD_ACCESS_TOKEN'
   const word = decoded
     .toUpperCase()
     .replace(/[^A-Z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '')
     .slice(0, 48)
-  return `HOOKGUARD_${word}`
+  return `${SENT_PREFIX}${word}`
 }
 
 /** The path alone, for log lines: a query may carry a token. */

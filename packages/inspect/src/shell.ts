@@ -53,22 +53,25 @@ export function fromEnvironment(variable: string): string {
 }
 
 /**
- * An environment variable's value URL-encoded, for a command that takes a URL and cannot encode
- * a query parameter itself (`hookguard send`): Node's `encodeURIComponent`, as `hookguard` runs on
- * Node. The value travels in the environment, never in a process's arguments.
+ * One argument holding an environment variable's value percent-encoded, every byte as `%xx`
+ * (valid in a query or a form, whatever the value holds), with POSIX tools only. The variable is
+ * checked before (see {@link fromEnvironment}): in a command substitution, a failed `:?` would
+ * not stop the script.
  */
-export function encodedFromEnvironment(variable: string): string {
+export function percentEncodedWord(variable: string): string {
   if (!/^[A-Z_][A-Z0-9_]*$/.test(variable)) throw new TypeError(`@hookguard/inspect: not a variable name: ${variable}`)
-  return `"$(node -p 'encodeURIComponent(process.env.${variable})')"`
+  return `"$(printf '%s' "\${${variable}}" | od -An -v -tx1 | tr -d ' \\n' | sed 's/../%&/g')"`
+}
+
+/** A command that writes an environment variable's value percent-encoded ({@link percentEncodedWord}). */
+export function percentEncodedFromEnvironment(variable: string): string {
+  return `printf '%s' ${percentEncodedWord(variable)}`
 }
 
 /**
- * A command that writes an environment variable's value percent-encoded, every byte as `%xx`
- * (valid in a form, whatever the value holds), with POSIX tools only. The variable is checked
- * before (see {@link fromEnvironment}): in a command substitution, a failed `:?` would not stop
- * the script.
+ * Text from a request as a comment may show it: one quoted shell word of printable ASCII
+ * ({@link shellBytes}), so that no byte of it (a newline above all) can end the comment.
  */
-export function percentEncodedFromEnvironment(variable: string): string {
-  if (!/^[A-Z_][A-Z0-9_]*$/.test(variable)) throw new TypeError(`@hookguard/inspect: not a variable name: ${variable}`)
-  return `printf '%s' "$(printf '%s' "\${${variable}}" | od -An -v -tx1 | tr -d ' \\n' | sed 's/../%&/g')"`
+export function commentWord(text: string): string {
+  return shellBytes(Buffer.from(text, 'latin1'))
 }

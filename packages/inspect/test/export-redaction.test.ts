@@ -107,11 +107,13 @@ async function receivingApp() {
 
 describe('a credential left out of a command', () => {
   const filled = {
-    HOOKGUARD_APP_SECRET: 'from env &=+%',
+    // The names a sender chose map under HOOKGUARD_SENT_, never onto hookguard's own variables.
+    HOOKGUARD_SENT_SECRET: 'from env &=+%',
     HOOKGUARD_ACCESS_TOKEN: 'token-from-env',
-    HOOKGUARD_PASSWORD: 'password-from-env',
-    HOOKGUARD_CLIENT_SECRET: 'client-from-env',
-    HOOKGUARD_COOKIE: 'a=b',
+    HOOKGUARD_SENT_PASSWORD: 'password-from-env',
+    HOOKGUARD_PASSWORD: 'basic-password',
+    HOOKGUARD_SENT_CLIENT_SECRET: 'client-from-env',
+    HOOKGUARD_SENT_COOKIE: 'a=b',
   }
 
   it('is read back from the environment by the curl command', async () => {
@@ -120,13 +122,15 @@ describe('a credential left out of a command', () => {
     const done = await runShell(text, filled)
     expect(done.stderr).toBe('')
     const query = new URL(app.seen[0]?.url ?? '', 'http://x').searchParams
-    expect(query.get('secret')).toBe(filled.HOOKGUARD_APP_SECRET)
+    expect(query.get('secret')).toBe(filled.HOOKGUARD_SENT_SECRET)
     expect(query.get('access_token')).toBe(filled.HOOKGUARD_ACCESS_TOKEN)
-    expect(query.get('password')).toBe(filled.HOOKGUARD_PASSWORD)
-    expect(query.get('Client_Secret')).toBe(filled.HOOKGUARD_CLIENT_SECRET)
+    expect(query.get('password')).toBe(filled.HOOKGUARD_SENT_PASSWORD)
+    expect(query.get('Client_Secret')).toBe(filled.HOOKGUARD_SENT_CLIENT_SECRET)
     expect(query.get('appid')).toBe('app-1')
-    // The parameters that carry no credential keep their bytes as received.
-    expect(app.seen[0]?.url).toMatch(/^\/token\/\?appid=app-1&grant_type=client_credentials&x=%20&/)
+    // The parameters that carry no credential keep their bytes and their places.
+    expect(app.seen[0]?.url).toMatch(
+      /^\/token\/\?appid=app-1&secret=[^&]*&grant_type=client_credentials&access_token=[^&]*&password=[^&]*&Client%5FSecret=[^&]*&x=%20$/,
+    )
     expect(app.seen[0]?.rawHeaders).toEqual(expect.arrayContaining(['Cookie', 'a=b']))
   })
 
@@ -150,8 +154,8 @@ describe('a credential left out of a command', () => {
     expect(done.stderr).toBe('')
     const url = new URL(done.stdout.split('\n')[1] ?? '')
     expect(url.pathname).toBe('/token/')
-    expect(url.searchParams.get('secret')).toBe(filled.HOOKGUARD_APP_SECRET)
-    expect(url.searchParams.get('password')).toBe(filled.HOOKGUARD_PASSWORD)
+    expect(url.searchParams.get('secret')).toBe(filled.HOOKGUARD_SENT_SECRET)
+    expect(url.searchParams.get('password')).toBe(filled.HOOKGUARD_SENT_PASSWORD)
     expect(url.searchParams.get('access_token')).toBe(filled.HOOKGUARD_ACCESS_TOKEN)
   })
 })

@@ -291,3 +291,98 @@ describe('the Vitest fixture', () => {
     }
   }, 60_000)
 })
+
+describe('the reported cases, each as it was found', () => {
+  const FORM: [string, string] = ['Content-Type', 'application/x-www-form-urlencoded']
+
+  async function capturing() {
+    const seen: { method: string; url: string; raw: string[]; body: Buffer }[] = []
+    const app = await nodeApp((req, res) => {
+      const parts: Buffer[] = []
+      req.on('data', (chunk: Buffer) => parts.push(chunk))
+      req.on('end', () => {
+        seen.push({ method: req.method ?? '', url: req.url ?? '', raw: req.rawHeaders, body: Buffer.concat(parts) })
+        res.end('ok')
+      })
+    })
+    return { ...app, seen }
+  }
+
+  for (const shell of ['sh', 'bash']) {
+    it(`a form field's name with a newline runs nothing, in curl and send (${shell})`, async () => {
+      const dir = join(PACKAGE, 'test', `.pwned-${process.pid}-${shell}`)
+      mkdirSync(dir, { recursive: true })
+      try {
+        writeFileSync(join(dir, 'hookguard'), '#!/bin/sh\ncat >/dev/null\n')
+        chmodSync(join(dir, 'hookguard'), 0o755)
+        const app = await capturing()
+        const body = new TextEncoder().encode('event=x&x\ntouch pwned #secret=v')
+        for (const format of ['curl', 'send'] as const) {
+          const { text } = exportAs(format, recordOf(body, [FORM], { verdict: 'refused' }), { url: app.url })
+          // Not spawnSync: the app that curl posts to runs in this process.
+          const run = await new Promise<number | null>((resolve, reject) => {
+            const child = spawn(shell, ['-c', text], {
+              cwd: dir,
+              stdio: 'ignore',
+              timeout: 30_000,
+              env: {
+                ...process.env,
+                PATH: `${dir}:${process.env.PATH}`,
+                HOOKGUARD_SECRET: SECRET,
+                HOOKGUARD_SENT_X_TOUCH_PWNED_SECRET: 'v',
+              },
+            })
+            child.on('error', reject)
+            child.on('close', resolve)
+          })
+          expect(run, text).toBe(0)
+          expect(spawnSync('ls', [dir], { encoding: 'utf8' }).stdout.split('\n'), text).not.toContain('pwned')
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  }
+
+  it('curl sends a path with [1-40] or {a,b,c} once, as recorded', async () => {
+    const app = await capturing()
+    for (const url of ['/webhooks?page=[1-40]', '/{a,b,c}']) {
+      const run = await shAsync(toCurl(recordOf(new Uint8Array(), [], { url, method: 'GET' }), { url: app.url }))
+      expect(run.stderr).toBe('')
+    }
+    expect(app.seen.map(({ url }) => url)).toEqual(['/webhooks?page=[1-40]', '/{a,b,c}'])
+  })
+
+  it("a sender's `_secret` or `.secret` never reads hookguard's own HOOKGUARD_SECRET", () => {
+    const query = recordOf(new Uint8Array(), [], { url: '/h?_secret=x' })
+    const form = recordOf(new TextEncoder().encode('.secret=x'), [FORM])
+    for (const record of [query, form]) {
+      for (const text of [toCurl(record, { url: 'http://127.0.0.1:1' }), toSendCommand(record, { url: 'http://127.0.0.1:1' })]) {
+        expect(text).toContain('HOOKGUARD_SENT_SECRET')
+        expect(text.replace(/^# Needs HOOKGUARD_SECRET in the environment\.$/m, '')).not.toMatch(/HOOKGUARD_SECRET\b/)
+      }
+    }
+  })
+
+  it('curl adds no header the record did not have, and keeps one with an empty value', async () => {
+    const app = await capturing()
+    const body = new TextEncoder().encode('{}')
+    const headers: [string, string][] = [
+      ['Host', 'example'],
+      ['X-Empty', ''],
+      ['content-length', '2'],
+    ]
+    const run = await shAsync(toCurl(recordOf(body, headers), { url: app.url }))
+    expect(run.stderr).toBe('')
+    expect(app.seen[0]?.raw.filter((_, i, raw) => i % 2 === 0 && raw[i] !== 'Host')).toEqual(['X-Empty', 'content-length'])
+    expect(app.seen[0]?.raw[app.seen[0].raw.indexOf('X-Empty') + 1]).toBe('')
+    expect(app.seen[0]?.body).toEqual(Buffer.from(body))
+  })
+
+  it('hookguard send says that it re-encodes a path it cannot send as recorded', () => {
+    const text = toSendCommand(recordOf(new Uint8Array(), [], { url: '/{a}' }), { url: 'http://127.0.0.1:1' })
+    expect(text).toMatch(/^# Differs from the recording: target: /m)
+    const plain = toSendCommand(recordOf(new Uint8Array(), [], { url: '/a?b=c' }), { url: 'http://127.0.0.1:1' })
+    expect(plain).not.toMatch(/^# Differs from the recording: target: /m)
+  })
+})

@@ -51,9 +51,12 @@ function formRecord(mode: InspectedRecord['mode'], body = FORM, extra: Partial<I
 
 const FILLED = {
   HOOKGUARD_ACCESS_TOKEN: 'fresh token &=+%',
-  HOOKGUARD_CLIENT_SECRET: 'client-from-env',
+  // A form's credential fields other than `access_token` were named by the sender: their own namespace.
+  HOOKGUARD_SENT_CLIENT_SECRET: 'client-from-env',
+  HOOKGUARD_SENT_SECRET: 'sent-secret-from-env',
+  HOOKGUARD_SENT_PASSWORD: 'password-from-env',
   HOOKGUARD_APP_SECRET: 'app-from-env',
-  HOOKGUARD_PASSWORD: 'password-from-env',
+  HOOKGUARD_PASSWORD: 'hookguard-password',
   HOOKGUARD_SECRET: SECRET,
 }
 
@@ -74,9 +77,9 @@ function expectedForm(received: Buffer): void {
   expect([parts[0], parts[6], parts[7]]).toEqual(['event=order.paid', 'note=a%20b+c', 'x=-1'])
   const fields = new URLSearchParams(received.toString('latin1'))
   expect(fields.getAll('access_token')).toEqual([FILLED.HOOKGUARD_ACCESS_TOKEN, FILLED.HOOKGUARD_ACCESS_TOKEN])
-  expect(fields.get('client_secret')).toBe(FILLED.HOOKGUARD_CLIENT_SECRET)
-  expect(fields.get('secret')).toBe(FILLED.HOOKGUARD_APP_SECRET)
-  expect(fields.get('password')).toBe(FILLED.HOOKGUARD_PASSWORD)
+  expect(fields.get('client_secret')).toBe(FILLED.HOOKGUARD_SENT_CLIENT_SECRET)
+  expect(fields.get('secret')).toBe(FILLED.HOOKGUARD_SENT_SECRET)
+  expect(fields.get('password')).toBe(FILLED.HOOKGUARD_SENT_PASSWORD)
 }
 
 describe('credentials in a form body', () => {
