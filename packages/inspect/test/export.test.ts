@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sign } from '@hookguard/core'
@@ -310,8 +311,8 @@ describe('the reported cases, each as it was found', () => {
 
   for (const shell of ['sh', 'bash']) {
     it(`a form field's name with a newline runs nothing, in curl and send (${shell})`, async () => {
-      const dir = join(PACKAGE, 'test', `.pwned-${process.pid}-${shell}`)
-      mkdirSync(dir, { recursive: true })
+      // Outside the repository: a run that is killed before its cleanup leaves nothing in the tree.
+      const dir = mkdtempSync(join(tmpdir(), `hookguard-pwned-${shell}-`))
       try {
         writeFileSync(join(dir, 'hookguard'), '#!/bin/sh\ncat >/dev/null\n')
         chmodSync(join(dir, 'hookguard'), 0o755)
