@@ -1,4 +1,5 @@
 import { DEFAULT_SIGNATURE_HEADER } from '@hookguard/core'
+import type { ExportContext } from './export-context.ts'
 import { fixtureJson, fixtureName, fixtureTest } from './fixture.ts'
 import type { InspectedRecord } from './record.ts'
 import {
@@ -40,17 +41,6 @@ export { printfBytes, shellQuote } from './shell.ts'
  */
 
 export type ExportFormat = 'send' | 'curl' | 'har' | 'fixture' | 'fixture-test'
-
-export interface ExportContext {
-  /** The address the export sends to: the inspector's own receiving address, or the app's. */
-  url: string
-  /** Mode `basic`: the user name (not a secret). */
-  username?: string
-  /** Mode `oauth2`: the app id (not a secret). */
-  appId?: string
-  signatureHeader?: string
-  tokenPath?: string
-}
 
 /** The environment variables a command reads, each with why, written as comments at its top. */
 class Needs {

@@ -1,5 +1,5 @@
 import { DEFAULT_SIGNATURE_HEADER } from '@hookguard/core'
-import type { ExportContext } from './export.ts'
+import type { ExportContext } from './export-context.ts'
 import type { InspectedRecord } from './record.ts'
 import { basicUser, decodeName as decodeFieldName, formPieces, isFormBody, REDACTED, redactHeader, redactUrl } from './redact.ts'
 
