@@ -1,3 +1,4 @@
+import http from 'node:http'
 import { type DedupeStore, memoryDedupeStore, sign, type WebhookOptions } from '@hookguard/core'
 import { sendTo } from '@hookguard/testkit/http'
 import { describe, expect, it } from 'vitest'
@@ -23,6 +24,36 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** Sends one copy of the delivery and drops the connection after `ms`, unless answered before. */
 async function sendAndDrop(port: number, ms: number): Promise<void> {
   await send(port, EVENT, await sign(EVENT, SECRET), ms)
+}
+
+/**
+ * Sends one copy of the delivery and drops the connection once `running` resolves (its handler has
+ * started), so the sender leaves while the handler runs however slowly the server got there; it
+ * never waits for an answer.
+ */
+async function sendAndDropWhile(port: number, running: Promise<void>): Promise<void> {
+  const signature = await sign(EVENT, SECRET)
+  const sent = http.request({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path: '/hooks',
+    headers: { 'content-type': 'application/json', 'x-service-hmac-signature': signature },
+    agent: false,
+  })
+  sent.on('error', () => {})
+  sent.end(EVENT)
+  await running
+  sent.destroy()
+}
+
+/** A promise the handler resolves when its first run starts. */
+function firstRun(): { started(): void; running: Promise<void> } {
+  let started = () => {}
+  const running = new Promise<void>((resolve) => {
+    started = resolve
+  })
+  return { started, running }
 }
 
 /**
@@ -65,8 +96,10 @@ describe.concurrent.each(serverFactories)('$name, with dedupe', (factory) => {
     let active = 0
     let overlapped = false
     const { store, settled } = settlingStore()
+    const { started, running } = firstRun()
     const app = await startServed(factory, options(store), {
       async work() {
+        started()
         active++
         if (active > 1) overlapped = true
         await sleep(HANDLER_MS)
@@ -76,9 +109,10 @@ describe.concurrent.each(serverFactories)('$name, with dedupe', (factory) => {
     })
     onTestFinished(() => app.close())
     if (app.port === undefined) throw new Error(`${factory.name} does not listen on a port`)
-    // One copy after another, each dropped after 100 ms: the first while its handler runs, the
-    // others while it runs or after it finished.
-    for (let copy = 0; copy < COPIES; copy++) await sendAndDrop(app.port, DROP_AFTER_MS)
+    // One copy after another: the first dropped while its handler runs, the others each after
+    // 100 ms, while it runs or after it finished.
+    await sendAndDropWhile(app.port, running)
+    for (let copy = 1; copy < COPIES; copy++) await sendAndDrop(app.port, DROP_AFTER_MS)
     // The first handler's answer, written after its sender left, settles the claim as handled.
     expect(await settled()).toBe('complete')
     const retry = await sendTo(app.port, {
@@ -96,8 +130,10 @@ describe.concurrent.each(serverFactories)('$name, with dedupe', (factory) => {
   }) => {
     let runs = 0
     const { store, settled } = settlingStore()
+    const { started, running } = firstRun()
     const app = await startServed(factory, options(store), {
       async work() {
+        started()
         runs++
         await sleep(HANDLER_MS)
         return runs === 1 ? 500 : 200
@@ -105,7 +141,7 @@ describe.concurrent.each(serverFactories)('$name, with dedupe', (factory) => {
     })
     onTestFinished(() => app.close())
     if (app.port === undefined) throw new Error(`${factory.name} does not listen on a port`)
-    await sendAndDrop(app.port, DROP_AFTER_MS)
+    await sendAndDropWhile(app.port, running)
     // The handler's 500, written after its sender left, releases the claim.
     expect(await settled()).toBe('release')
     const retry = await sendTo(app.port, {
