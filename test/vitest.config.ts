@@ -10,5 +10,9 @@ export default defineProject({
     // The concurrent suites here (the connections' idle bound, the dedupe properties) wait on real
     // time rather than work: every adapter's cases wait at once, instead of five at a time.
     maxConcurrency: 40,
+    // One worker runs several of these files in turn without loading every framework afresh for
+    // each: they restore what they patch (the console, http.createServer) and reset the clocks they
+    // share in beforeEach.
+    isolate: false,
   },
 })
