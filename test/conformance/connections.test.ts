@@ -129,6 +129,7 @@ describe.each(serverFactories)('$name', (factory) => {
       { mode: 'secret', options: secret, ...large, why: '256 KiB sent in full, signed as the empty body' },
     ])(
       "answers 413 payload_too_large once it has drained the body, and then the next delivery on the same connection (mode '$mode', $why)",
+      { timeout: TEST_TIMEOUT },
       async ({ options, chunks, size }, { onTestFinished }) => {
         const { app, connection } = await connected(onTestFinished, factory, options())
         const lines: Lines = [...JSON_TYPE, ...(await credentials(options(), '')), ['Transfer-Encoding', 'chunked']]
@@ -138,7 +139,6 @@ describe.each(serverFactories)('$name', (factory) => {
         expectKept(await aftermath(connection, reply, [await delivery(options())]))
         expect(app.handled()).toBe(1)
       },
-      TEST_TIMEOUT,
     )
   })
 
@@ -187,6 +187,7 @@ describe.each(serverFactories)('$name', (factory) => {
 
     it.for(cells)(
       'answers 401 $error and then the next delivery on the same connection ($refusal, $framing)',
+      { timeout: TEST_TIMEOUT },
       async ({ options, lines, error, frame }, { onTestFinished }) => {
         const { app, connection } = await connected(onTestFinished, factory, options())
         const [framingLines, body] = frame(EVENT)
@@ -202,7 +203,6 @@ describe.each(serverFactories)('$name', (factory) => {
         expect((JSON.parse(after.next.text) as Received).payload).toEqual(JSON.parse(EVENT))
         expect(app.handled()).toBe(1)
       },
-      TEST_TIMEOUT,
     )
   })
 
@@ -213,6 +213,7 @@ describe.each(serverFactories)('$name', (factory) => {
       { framing: 'chunked', lines: [['Transfer-Encoding', 'chunked']] as Lines, body: chunked(Array(256).fill(bodyStart(KIB))) },
     ])(
       'answers 401 once it has drained the body, and then the next delivery on the same connection ($framing, 256 KiB sent in full)',
+      { timeout: TEST_TIMEOUT },
       async ({ lines, body }, { onTestFinished }) => {
         const { app, connection } = await connected(onTestFinished, factory, basic())
         await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...wrongPassword, ...lines]), body)
@@ -221,7 +222,6 @@ describe.each(serverFactories)('$name', (factory) => {
         expectKept(await aftermath(connection, reply, [await delivery(basic())]))
         expect(app.handled()).toBe(1)
       },
-      TEST_TIMEOUT,
     )
   })
 
@@ -278,6 +278,7 @@ describe.each(serverFactories)('$name', (factory) => {
 
     it.for(cases)(
       'reads every answer, 20 of 20, and then the next delivery on the same connection ($what)',
+      { timeout: 40_000 },
       async ({ options, request, status, error }, { onTestFinished }) => {
         const app = await served(onTestFinished, factory, options())
         const next = [await delivery(options())]
@@ -292,7 +293,6 @@ describe.each(serverFactories)('$name', (factory) => {
         }
         expect(app.handled()).toBe(ROUNDS)
       },
-      40_000,
     )
   })
 
@@ -317,6 +317,7 @@ describe.each(serverFactories)('$name', (factory) => {
       },
     ])(
       'is answered 400 by Node itself, with Connection: close, and the connection closes; the next connection is served ($why)',
+      { timeout: TEST_TIMEOUT },
       async ({ lines }, { onTestFinished }) => {
         const { app, connection } = await connected(onTestFinished, factory, none())
         await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...lines]), bodyStart(64))
@@ -333,7 +334,6 @@ describe.each(serverFactories)('$name', (factory) => {
         expect((await next.reply())?.status).toBe(200)
         expect(app.handled()).toBe(1)
       },
-      TEST_TIMEOUT,
     )
   })
 })
@@ -347,6 +347,7 @@ describe.concurrent.each(serverFactories)('$name', (factory) => {
       { mode: 'secret', options: secret },
     ])(
       `answers 413 with Connection: close about ${DRAIN_IDLE_MS} ms after the sender stopped mid-body, and closes the connection (mode '$mode')`,
+      { timeout: TEST_TIMEOUT },
       async ({ options }, { onTestFinished }) => {
         const { app, connection } = await connected(onTestFinished, factory, options())
         const lines: Lines = [...JSON_TYPE, ...(await credentials(options(), '')), ['Transfer-Encoding', 'chunked']]
@@ -360,7 +361,6 @@ describe.concurrent.each(serverFactories)('$name', (factory) => {
         expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
         expect(app.handled()).toBe(0)
       },
-      TEST_TIMEOUT,
     )
   })
 
@@ -370,6 +370,7 @@ describe.concurrent.each(serverFactories)('$name', (factory) => {
       { declared: LIMIT + DRAIN_MAX_BYTES + 1, sent: 2 * KIB, why: 'a length over what would be drained: at once' },
     ])(
       'answers 413 payload_too_large with Connection: close, and closes the connection ($why)',
+      { timeout: TEST_TIMEOUT },
       async ({ declared, sent }, { onTestFinished }) => {
         const { app, connection } = await connected(onTestFinished, factory, none())
         await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(declared)]]), bodyStart(sent))
@@ -380,7 +381,6 @@ describe.concurrent.each(serverFactories)('$name', (factory) => {
         expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
         expect(app.handled()).toBe(0)
       },
-      TEST_TIMEOUT,
     )
   })
 
@@ -395,6 +395,7 @@ describe.concurrent.each(serverFactories)('$name', (factory) => {
       { framing: 'chunked, one chunk sent', lines: [['Transfer-Encoding', 'chunked']] as Lines, body: chunked([bodyStart(5)], false) },
     ])(
       `answers 401 with Connection: close once no byte came for ${DRAIN_IDLE_MS} ms, within the limit too, and closes ($framing)`,
+      { timeout: TEST_TIMEOUT },
       async ({ lines, body }, { onTestFinished }) => {
         const { app, connection } = await connected(onTestFinished, factory, basic())
         const started = Date.now()
@@ -407,7 +408,6 @@ describe.concurrent.each(serverFactories)('$name', (factory) => {
         })
         expect(app.handled()).toBe(0)
       },
-      TEST_TIMEOUT,
     )
   })
 })
