@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { BaseSequencer, type TestSpecification } from 'vitest/node'
 import { chromiumAvailability } from './testkit/src/chromium.ts'
 import { redisAvailability } from './testkit/src/redis-server.ts'
 import { wasmModuleImports, webResolution } from './vitest.shared.ts'
@@ -12,12 +13,48 @@ if (redis.via === undefined) console.warn(`\n  ${redis.message}\n`)
 const chromium = chromiumAvailability()
 if (chromium.path === undefined) console.warn(`\n  ${chromium.message}\n`)
 
+/**
+ * Files that take a worker for long (a browser, a Next.js build, a Redis Cluster's failover, timed
+ * properties) start first. Vitest otherwise runs the projects in the order of their names, so these
+ * came last and ran on alone while the other workers had nothing left to do.
+ */
+const LONG_FIRST = [
+  'packages/inspect/test/browser/',
+  'packages/fetch/test/nextjs.test.ts',
+  'packages/redis/test/cluster-failover.test.ts',
+  'packages/redis/test/dedupe-property.test.ts',
+  'test/conformance/dedupe-property.test.ts',
+]
+
+class LongFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files)
+    const rank = (spec: TestSpecification) => {
+      const at = LONG_FIRST.findIndex((path) => spec.moduleId.includes(`/${path}`))
+      return at === -1 ? LONG_FIRST.length : at
+    }
+    // Array.prototype.sort is stable: the rest keep Vitest's order.
+    return sorted.sort((a, b) => rank(a) - rank(b))
+  }
+}
+
 export default defineConfig({
   test: {
+    // Vitest's default on a two-core machine is one worker (cores - 1): every file would wait for the
+    // one before it. Most of the suite's time is waiting on sockets, child processes and real
+    // timeouts, not CPU, so three files run at once; the CPU-bound checks that judge speed do so by
+    // the process's own CPU time (complexity.test.ts), which other workers do not disturb. The
+    // adapters' and the conformance projects also set `isolate: false`: a fresh worker for each file
+    // loaded every framework again, a fifth of the suite's CPU time.
+    maxWorkers: 3,
+    sequence: { sequencer: LongFirst },
     projects: [
       'packages/*/vitest.config.ts',
       ...(redis.via === undefined ? ['!packages/redis/vitest.config.ts'] : []),
-      ...(chromium.path === undefined ? [] : ['packages/inspect/vitest.browser.config.ts']),
+      // In the shared pool: a project limited to one file at a time is run after every other file, alone.
+      ...(chromium.path === undefined
+        ? []
+        : [{ extends: './packages/inspect/vitest.browser.config.ts', root: 'packages/inspect', test: { fileParallelism: true } }]),
       'test/vitest.config.ts',
       // The core once more on its Web build, so the default export condition is exercised too.
       {

@@ -12,7 +12,7 @@ import {
   head,
   writeFirstRounds,
 } from '@hookguard/testkit/wire'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it, type OnTestFinishedHandler } from 'vitest'
 import { type Served, startServed } from '../robustness/support/listening.ts'
 import { type AppFactory, factories, type Received } from '../support/apps.ts'
 
@@ -71,26 +71,27 @@ const NODE_REFUSAL = { text: '', announcesClose: true }
 
 const serverFactories = factories.filter((factory) => factory.inProcess !== true)
 
-let open: { app?: Served; connection?: Connection }[] = []
-afterEach(async () => {
-  const closing = open
-  open = []
-  for (const { app, connection } of closing) {
-    connection?.destroy()
-    await app?.close()
-  }
-})
+/** A test's `onTestFinished`: what it starts is closed after it, also when tests run side by side. */
+type Finally = (fn: OnTestFinishedHandler) => void
 
 /** Starts `factory`'s app and opens one connection to it; both are closed after the test. */
-async function connected(factory: AppFactory, options: WebhookOptions): Promise<{ app: Served; connection: Connection }> {
-  const entry: { app?: Served; connection?: Connection } = {}
-  open.push(entry)
-  const app = await startServed(factory, options)
-  entry.app = app
+async function connected(
+  onTestFinished: Finally,
+  factory: AppFactory,
+  options: WebhookOptions,
+): Promise<{ app: Served; connection: Connection }> {
+  const app = await served(onTestFinished, factory, options)
   if (app.port === undefined) throw new Error(`${factory.name} does not listen on a port`)
   const connection = await connect(app.port)
-  entry.connection = connection
+  onTestFinished(() => connection.destroy())
   return { app, connection }
+}
+
+/** Starts `factory`'s app, closed after the test. */
+async function served(onTestFinished: Finally, factory: AppFactory, options: WebhookOptions): Promise<Served> {
+  const app = await startServed(factory, options)
+  onTestFinished(() => app.close())
+  return app
 }
 
 /** Reads the answer to the first request, failing the test if none arrives in time. */
@@ -122,14 +123,15 @@ describe.each(serverFactories)('$name', (factory) => {
     // Past what Node buffers for a request nobody reads: a server that stops reading there can
     // never reach the next request on the connection.
     const large = { chunks: 256, size: KIB }
-    it.each([
+    it.for([
       { mode: 'none', options: none, chunks: 8, size: 256, why: '2 KiB sent in full, last chunk and all' },
       { mode: 'none', options: none, ...large, why: '256 KiB sent in full, last chunk and all' },
       { mode: 'secret', options: secret, ...large, why: '256 KiB sent in full, signed as the empty body' },
     ])(
       "answers 413 payload_too_large once it has drained the body, and then the next delivery on the same connection (mode '$mode', $why)",
-      async ({ options, chunks, size }) => {
-        const { app, connection } = await connected(factory, options())
+      { timeout: TEST_TIMEOUT },
+      async ({ options, chunks, size }, { onTestFinished }) => {
+        const { app, connection } = await connected(onTestFinished, factory, options())
         const lines: Lines = [...JSON_TYPE, ...(await credentials(options(), '')), ['Transfer-Encoding', 'chunked']]
         await connection.write(head('POST', '/hooks', lines), chunked(Array(chunks).fill(bodyStart(size))))
         const reply = await firstAnswer(connection)
@@ -137,59 +139,19 @@ describe.each(serverFactories)('$name', (factory) => {
         expectKept(await aftermath(connection, reply, [await delivery(options())]))
         expect(app.handled()).toBe(1)
       },
-      TEST_TIMEOUT,
-    )
-
-    it.each([
-      { mode: 'none', options: none },
-      { mode: 'secret', options: secret },
-    ])(
-      `answers 413 with Connection: close about ${DRAIN_IDLE_MS} ms after the sender stopped mid-body, and closes the connection (mode '$mode')`,
-      async ({ options }) => {
-        const { app, connection } = await connected(factory, options())
-        const lines: Lines = [...JSON_TYPE, ...(await credentials(options(), '')), ['Transfer-Encoding', 'chunked']]
-        const started = Date.now()
-        await connection.write(head('POST', '/hooks', lines), chunked(Array(8).fill(bodyStart(256)), false))
-        const reply = await firstAnswer(connection)
-        expectRefusal(reply, 413, 'payload_too_large')
-        expect(Date.now() - started, 'waited for the idle bound, and not much longer').toBeGreaterThanOrEqual(DRAIN_IDLE_MS - 100)
-        // Not drained: the answer announces the close, and the server closes.
-        const after = await aftermath(connection, reply, [await delivery(options())])
-        expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
-        expect(app.handled()).toBe(0)
-      },
-      TEST_TIMEOUT,
     )
   })
 
   describe('after a declared Content-Length over maxBodySize', () => {
     it(
       'answers 413 payload_too_large once it has drained the body, and then the next delivery on the same connection (256 KiB sent in full)',
-      async () => {
-        const { app, connection } = await connected(factory, none())
+      async ({ onTestFinished }) => {
+        const { app, connection } = await connected(onTestFinished, factory, none())
         await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(256 * KIB)]]), bodyStart(256 * KIB))
         const reply = await firstAnswer(connection)
         expectRefusal(reply, 413, 'payload_too_large')
         expectKept(await aftermath(connection, reply, [await delivery(none())]))
         expect(app.handled()).toBe(1)
-      },
-      TEST_TIMEOUT,
-    )
-
-    it.each([
-      { declared: 4 * KIB, sent: 2 * KIB, why: `the sender stops mid-body: after about ${DRAIN_IDLE_MS} ms` },
-      { declared: LIMIT + DRAIN_MAX_BYTES + 1, sent: 2 * KIB, why: 'a length over what would be drained: at once' },
-    ])(
-      'answers 413 payload_too_large with Connection: close, and closes the connection ($why)',
-      async ({ declared, sent }) => {
-        const { app, connection } = await connected(factory, none())
-        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(declared)]]), bodyStart(sent))
-        const reply = await firstAnswer(connection)
-        expectRefusal(reply, 413, 'payload_too_large')
-        // Not drained: the answer announces the close, and the server closes.
-        const after = await aftermath(connection, reply, [await delivery(none())])
-        expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
-        expect(app.handled()).toBe(0)
       },
       TEST_TIMEOUT,
     )
@@ -223,10 +185,11 @@ describe.each(serverFactories)('$name', (factory) => {
     ]
     const cells = refusals.flatMap((refusal) => framings.map((framing) => ({ ...refusal, ...framing })))
 
-    it.each(cells)(
+    it.for(cells)(
       'answers 401 $error and then the next delivery on the same connection ($refusal, $framing)',
-      async ({ options, lines, error, frame }) => {
-        const { app, connection } = await connected(factory, options())
+      { timeout: TEST_TIMEOUT },
+      async ({ options, lines, error, frame }, { onTestFinished }) => {
+        const { app, connection } = await connected(onTestFinished, factory, options())
         const [framingLines, body] = frame(EVENT)
         await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...lines(), ...framingLines]), body)
         const reply = await firstAnswer(connection)
@@ -240,53 +203,25 @@ describe.each(serverFactories)('$name', (factory) => {
         expect((JSON.parse(after.next.text) as Received).payload).toEqual(JSON.parse(EVENT))
         expect(app.handled()).toBe(1)
       },
-      TEST_TIMEOUT,
-    )
-  })
-
-  describe('after an early 401, for a sender that stops sending its body', () => {
-    const noCredentials: Lines = []
-    it.each([
-      {
-        framing: 'declared with Content-Length, 10 of 100 000 bytes sent',
-        lines: [['Content-Length', '100000']] as Lines,
-        body: bodyStart(10),
-      },
-      { framing: 'chunked, one chunk sent', lines: [['Transfer-Encoding', 'chunked']] as Lines, body: chunked([bodyStart(5)], false) },
-    ])(
-      `answers 401 with Connection: close once no byte came for ${DRAIN_IDLE_MS} ms, within the limit too, and closes ($framing)`,
-      async ({ lines, body }) => {
-        const { app, connection } = await connected(factory, basic())
-        const started = Date.now()
-        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...noCredentials, ...lines]), body)
-        const reply = await firstAnswer(connection)
-        expectRefusal(reply, 401, 'missing_credentials')
-        expect(Date.now() - started, 'answered at the idle bound, not at a framework timeout').toBeLessThan(DRAIN_IDLE_MS + 1500)
-        expect(await aftermath(connection, reply, [await delivery(basic())]), 'what became of the connection').toEqual({
-          outcome: 'closed',
-        })
-        expect(app.handled()).toBe(0)
-      },
-      TEST_TIMEOUT,
     )
   })
 
   describe('after an early 401 for a body over maxBodySize', () => {
     const wrongPassword: Lines = [['Authorization', formatBasicAuthorization(BASIC.username, 'wrong horse')]]
-    it.each([
+    it.for([
       { framing: 'declared with Content-Length', lines: [['Content-Length', String(256 * KIB)]] as Lines, body: bodyStart(256 * KIB) },
       { framing: 'chunked', lines: [['Transfer-Encoding', 'chunked']] as Lines, body: chunked(Array(256).fill(bodyStart(KIB))) },
     ])(
       'answers 401 once it has drained the body, and then the next delivery on the same connection ($framing, 256 KiB sent in full)',
-      async ({ lines, body }) => {
-        const { app, connection } = await connected(factory, basic())
+      { timeout: TEST_TIMEOUT },
+      async ({ lines, body }, { onTestFinished }) => {
+        const { app, connection } = await connected(onTestFinished, factory, basic())
         await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...wrongPassword, ...lines]), body)
         const reply = await firstAnswer(connection)
         expectRefusal(reply, 401, 'invalid_credentials')
         expectKept(await aftermath(connection, reply, [await delivery(basic())]))
         expect(app.handled()).toBe(1)
       },
-      TEST_TIMEOUT,
     )
   })
 
@@ -341,13 +276,11 @@ describe.each(serverFactories)('$name', (factory) => {
       },
     ]
 
-    it.each(cases)(
+    it.for(cases)(
       'reads every answer, 20 of 20, and then the next delivery on the same connection ($what)',
-      async ({ options, request, status, error }) => {
-        const entry: { app?: Served } = {}
-        open.push(entry)
-        const app = await startServed(factory, options())
-        entry.app = app
+      { timeout: 40_000 },
+      async ({ options, request, status, error }, { onTestFinished }) => {
+        const app = await served(onTestFinished, factory, options())
         const next = [await delivery(options())]
         const results = await writeFirstRounds(app.port as number, { rounds: ROUNDS, request: request(), next, budgetMs: 25_000 })
         const summary = describeRounds(results, ROUNDS)
@@ -360,13 +293,12 @@ describe.each(serverFactories)('$name', (factory) => {
         }
         expect(app.handled()).toBe(ROUNDS)
       },
-      40_000,
     )
   })
 
   describe("with a Content-Length list, which Node's HTTP parser refuses before any app code runs", () => {
     const over = String(4 * LIMIT)
-    it.each([
+    it.for([
       { lines: [['Content-Length', `${over}, ${over}`]] as Lines, why: `'Content-Length: ${over}, ${over}' (over maxBodySize)` },
       {
         lines: [
@@ -385,8 +317,9 @@ describe.each(serverFactories)('$name', (factory) => {
       },
     ])(
       'is answered 400 by Node itself, with Connection: close, and the connection closes; the next connection is served ($why)',
-      async ({ lines }) => {
-        const { app, connection } = await connected(factory, none())
+      { timeout: TEST_TIMEOUT },
+      async ({ lines }, { onTestFinished }) => {
+        const { app, connection } = await connected(onTestFinished, factory, none())
         await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...lines]), bodyStart(64))
         const reply = await firstAnswer(connection)
         expect(reply.status).toBe(400)
@@ -396,12 +329,85 @@ describe.each(serverFactories)('$name', (factory) => {
         expect(await connection.closed(), 'the server closed the connection').toBe(true)
 
         const next = await connect(app.port as number)
-        open.push({ connection: next })
+        onTestFinished(() => next.destroy())
         await next.write(await delivery(none()))
         expect((await next.reply())?.status).toBe(200)
         expect(app.handled()).toBe(1)
       },
-      TEST_TIMEOUT,
+    )
+  })
+})
+
+// The cases a receiver answers only once its idle bound has passed: each waits the real bound (the
+// wait is what they check), so all of them, for every adapter, wait side by side.
+describe.concurrent.each(serverFactories)('$name', (factory) => {
+  describe('after a chunked body that grows past maxBodySize', () => {
+    it.for([
+      { mode: 'none', options: none },
+      { mode: 'secret', options: secret },
+    ])(
+      `answers 413 with Connection: close about ${DRAIN_IDLE_MS} ms after the sender stopped mid-body, and closes the connection (mode '$mode')`,
+      { timeout: TEST_TIMEOUT },
+      async ({ options }, { onTestFinished }) => {
+        const { app, connection } = await connected(onTestFinished, factory, options())
+        const lines: Lines = [...JSON_TYPE, ...(await credentials(options(), '')), ['Transfer-Encoding', 'chunked']]
+        const started = Date.now()
+        await connection.write(head('POST', '/hooks', lines), chunked(Array(8).fill(bodyStart(256)), false))
+        const reply = await firstAnswer(connection)
+        expectRefusal(reply, 413, 'payload_too_large')
+        expect(Date.now() - started, 'waited for the idle bound, and not much longer').toBeGreaterThanOrEqual(DRAIN_IDLE_MS - 100)
+        // Not drained: the answer announces the close, and the server closes.
+        const after = await aftermath(connection, reply, [await delivery(options())])
+        expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
+        expect(app.handled()).toBe(0)
+      },
+    )
+  })
+
+  describe('after a declared Content-Length over maxBodySize', () => {
+    it.for([
+      { declared: 4 * KIB, sent: 2 * KIB, why: `the sender stops mid-body: after about ${DRAIN_IDLE_MS} ms` },
+      { declared: LIMIT + DRAIN_MAX_BYTES + 1, sent: 2 * KIB, why: 'a length over what would be drained: at once' },
+    ])(
+      'answers 413 payload_too_large with Connection: close, and closes the connection ($why)',
+      { timeout: TEST_TIMEOUT },
+      async ({ declared, sent }, { onTestFinished }) => {
+        const { app, connection } = await connected(onTestFinished, factory, none())
+        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(declared)]]), bodyStart(sent))
+        const reply = await firstAnswer(connection)
+        expectRefusal(reply, 413, 'payload_too_large')
+        // Not drained: the answer announces the close, and the server closes.
+        const after = await aftermath(connection, reply, [await delivery(none())])
+        expect(after, 'what became of the connection').toEqual({ outcome: 'closed' })
+        expect(app.handled()).toBe(0)
+      },
+    )
+  })
+
+  describe('after an early 401, for a sender that stops sending its body', () => {
+    const noCredentials: Lines = []
+    it.for([
+      {
+        framing: 'declared with Content-Length, 10 of 100 000 bytes sent',
+        lines: [['Content-Length', '100000']] as Lines,
+        body: bodyStart(10),
+      },
+      { framing: 'chunked, one chunk sent', lines: [['Transfer-Encoding', 'chunked']] as Lines, body: chunked([bodyStart(5)], false) },
+    ])(
+      `answers 401 with Connection: close once no byte came for ${DRAIN_IDLE_MS} ms, within the limit too, and closes ($framing)`,
+      { timeout: TEST_TIMEOUT },
+      async ({ lines, body }, { onTestFinished }) => {
+        const { app, connection } = await connected(onTestFinished, factory, basic())
+        const started = Date.now()
+        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...noCredentials, ...lines]), body)
+        const reply = await firstAnswer(connection)
+        expectRefusal(reply, 401, 'missing_credentials')
+        expect(Date.now() - started, 'answered at the idle bound, not at a framework timeout').toBeLessThan(DRAIN_IDLE_MS + 1500)
+        expect(await aftermath(connection, reply, [await delivery(basic())]), 'what became of the connection').toEqual({
+          outcome: 'closed',
+        })
+        expect(app.handled()).toBe(0)
+      },
     )
   })
 })

@@ -233,29 +233,26 @@ export async function play(factory: AppFactory, schedule: Schedule, { processing
     auth: { mode: 'secret', secret: SECRET },
     dedupe: { store: faulty, processingTtl, claimTimeout: CLAIM_TIMEOUT_MS },
   }
-  // startServed learns the port by watching http.createServer: one start at a time.
-  const app = await startingAlone(() =>
-    startServed(factory, options, {
-      async work(received) {
-        const id = (received.payload as { data: { id: string } }).data.id
-        const delivery = byId.get(id)
-        if (delivery === undefined) throw new Error(`a run of an unknown delivery ${id}`)
-        const outcome = delivery.plan.outcomes[delivery.runs.length] ?? { kind: 'answer', status: 200, ms: 0 }
-        const run: Run = { start: performance.now(), end: undefined, answered: undefined }
-        delivery.runs.push(run)
-        active++
-        try {
-          await sleep(outcome.ms)
-        } finally {
-          active--
-          run.end = performance.now()
-          run.answered = outcome.kind === 'throw' ? 'threw' : outcome.status
-        }
-        if (outcome.kind === 'throw') throw new Error('the handler failed (injected)')
-        return outcome.status
-      },
-    }),
-  )
+  const app = await startServed(factory, options, {
+    async work(received) {
+      const id = (received.payload as { data: { id: string } }).data.id
+      const delivery = byId.get(id)
+      if (delivery === undefined) throw new Error(`a run of an unknown delivery ${id}`)
+      const outcome = delivery.plan.outcomes[delivery.runs.length] ?? { kind: 'answer', status: 200, ms: 0 }
+      const run: Run = { start: performance.now(), end: undefined, answered: undefined }
+      delivery.runs.push(run)
+      active++
+      try {
+        await sleep(outcome.ms)
+      } finally {
+        active--
+        run.end = performance.now()
+        run.answered = outcome.kind === 'throw' ? 'threw' : outcome.status
+      }
+      if (outcome.kind === 'throw') throw new Error('the handler failed (injected)')
+      return outcome.status
+    },
+  })
   try {
     const { port } = app
     if (port === undefined) throw new Error(`${factory.name} does not listen on a port`)
@@ -288,14 +285,6 @@ export async function play(factory: AppFactory, schedule: Schedule, { processing
     await app.close()
   }
   for (const [index, delivery] of deliveries.entries()) check(index, delivery, processingTtl)
-}
-
-let starting: Promise<unknown> = Promise.resolve()
-/** Runs `start` after every start before it has finished, so that properties can run side by side. */
-function startingAlone<T>(start: () => Promise<T>): Promise<T> {
-  const started = starting.then(start, start)
-  starting = started.catch(() => {})
-  return started
 }
 
 /** Slack for timers and the time between the claim and the handler's start. */

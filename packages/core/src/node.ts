@@ -143,6 +143,12 @@ export function settleWhenAnswered(res: ServerResponse, settle: (handled: boolea
   }
   res.once('finish', finished)
   res.once('close', closed)
+  // A sender can go away before the adapter gets here (while the body was verified and the claim
+  // made, on a loaded server): its 'close' has come and gone, and the answer still settles.
+  if (res.destroyed) {
+    res.off('close', closed)
+    closed()
+  }
   return (handled) => {
     if (res.destroyed && !res.writableEnded) once(handled)
   }

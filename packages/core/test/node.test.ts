@@ -367,6 +367,37 @@ describe('settleWhenAnswered', () => {
     expect(res.listenerCount('finish') + res.listenerCount('close')).toBe(0)
   })
 
+  it('settles by the answer written after a sender that went away before the claim was made (a loaded server)', async () => {
+    // The sender drops its connection while the server is still verifying and claiming: by the
+    // time the adapter hands the response over, its 'close' has already been emitted.
+    let settle: (handled: boolean) => void = () => {}
+    const settled = new Promise<boolean>((resolve) => {
+      settle = resolve
+    })
+    const server = createServer((_req, res) => {
+      const answer = () => {
+        settleWhenAnswered(res, async (handled) => settle(handled))
+        res.end('{"ok":true}')
+      }
+      if (res.destroyed) answer()
+      else res.once('close', answer)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const sent = request({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, method: 'POST', path: '/' })
+      sent.on('error', () => {})
+      sent.end('{}')
+      await once(server, 'request')
+      sent.destroy()
+      // Settled at once, or never: the bound only keeps a failure from hanging.
+      const unsettled = new Promise<string>((resolve) => setTimeout(resolve, 2_000, 'never settled'))
+      expect(await Promise.race([settled, unsettled])).toBe(true)
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
+
   it("takes an adapter's verdict only once the connection is gone, where no answer will be written", () => {
     const open = answered(200)
     open.outcome(false)

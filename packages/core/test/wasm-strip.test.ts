@@ -55,181 +55,195 @@ function check(strip: (body: Uint8Array) => Uint8Array, input: Uint8Array): void
   }
 }
 
+/**
+ * The property checks below are CPU work of about a second each on an idle machine, several times
+ * that on a busy two-core one: their timeout only keeps a hang from going unnoticed.
+ */
+const CPU_WORK_TIMEOUT_MS = 60_000
+
 const SOURCES: [string, StripModuleSource][] = [
   ['compiled from bytes', fromBytes],
   ['imported as a .wasm module', fromImport],
 ]
 
-describe.each(SOURCES)('the WebAssembly stripper, %s', (_, source) => {
-  const strip = createWasmKernels(source.load)?.strip as (body: Uint8Array) => Uint8Array
+describe.each(SOURCES)(
+  'the WebAssembly stripper, %s',
+  (_, source) => {
+    const strip = createWasmKernels(source.load)?.strip as (body: Uint8Array) => Uint8Array
 
-  it('is made', () => {
-    expect(strip).toBeTypeOf('function')
-  })
+    it('is made', () => {
+      expect(strip).toBeTypeOf('function')
+    })
 
-  it('strips nothing from nothing', () => {
-    expect(strip(new Uint8Array(0)).length).toBe(0)
-  })
+    it('strips nothing from nothing', () => {
+      expect(strip(new Uint8Array(0)).length).toBe(0)
+    })
 
-  it('returns the body itself when there is nothing to strip', () => {
-    const input = body(1000, 0)
-    expect(strip(input)).toBe(input)
-  })
+    it('returns the body itself when there is nothing to strip', () => {
+      const input = body(1000, 0)
+      expect(strip(input)).toBe(input)
+    })
 
-  it('keeps every byte value but the six, in order', () => {
-    const all = Uint8Array.from({ length: 256 }, (_, b) => b)
-    check(strip, all)
-    // Each value filling a whole block, and one lane past it, at every position.
-    for (let b = 0; b < 256; b++) {
-      check(strip, new Uint8Array(17).fill(b))
-      for (let lane = 0; lane < 16; lane++) {
-        const block = new Uint8Array(16).fill(0x41)
-        block[lane] = b
-        check(strip, block)
+    it('keeps every byte value but the six, in order', () => {
+      const all = Uint8Array.from({ length: 256 }, (_, b) => b)
+      check(strip, all)
+      // Each value filling a whole block, and one lane past it, at every position.
+      for (let b = 0; b < 256; b++) {
+        check(strip, new Uint8Array(17).fill(b))
+        for (let lane = 0; lane < 16; lane++) {
+          const block = new Uint8Array(16).fill(0x41)
+          block[lane] = b
+          check(strip, block)
+        }
       }
-    }
-  })
+    })
 
-  it('handles every pattern up to 16 bytes, at every shift and alignment', () => {
-    for (let length = 1; length <= 16; length++) {
-      for (let pattern = 0; pattern < 1 << length; pattern++) check(strip, fromPattern(pattern, length))
-    }
-    // Shorter patterns again behind a prefix of 1-15 kept bytes, so they straddle block edges.
-    for (let shift = 1; shift < 16; shift++) {
-      for (let pattern = 0; pattern < 1 << 10; pattern++) {
-        const input = fromPattern(pattern << shift, 10 + shift, shift)
-        check(strip, input)
+    it('handles every pattern up to 16 bytes, at every shift and alignment', () => {
+      for (let length = 1; length <= 16; length++) {
+        for (let pattern = 0; pattern < 1 << length; pattern++) check(strip, fromPattern(pattern, length))
       }
-    }
-  })
-
-  it('handles random patterns of 17 to 64 bytes at every alignment', () => {
-    for (let length = 17; length <= 64; length++) {
-      for (let offset = 0; offset < 16; offset++) {
-        for (let n = 0; n < 40; n++) {
-          const pattern = Math.floor(next() * 2 ** 32)
-          const input = fromPattern(0, length, offset)
-          // Two 32-bit halves of whitespace bits, every one of them random.
-          for (let i = 0; i < length; i++) {
-            const bit = i < 32 ? (pattern >>> i) & 1 : next() < 0.5
-            if (bit) input[i] = pick(WHITESPACE)
-          }
+      // Shorter patterns again behind a prefix of 1-15 kept bytes, so they straddle block edges.
+      for (let shift = 1; shift < 16; shift++) {
+        for (let pattern = 0; pattern < 1 << 10; pattern++) {
+          const input = fromPattern(pattern << shift, 10 + shift, shift)
           check(strip, input)
         }
       }
-    }
-    // Runs: one kept byte in whitespace and one whitespace byte in kept bytes, everywhere.
-    for (let length = 1; length <= 64; length++) {
-      for (let at = 0; at < length; at++) {
-        const lone = new Uint8Array(length).fill(0x20)
-        lone[at] = 0x7b
-        check(strip, lone)
-        const hole = new Uint8Array(length).fill(0x7b)
-        hole[at] = 0x0a
-        check(strip, hole)
+    })
+
+    it('handles random patterns of 17 to 64 bytes at every alignment', () => {
+      for (let length = 17; length <= 64; length++) {
+        for (let offset = 0; offset < 16; offset++) {
+          for (let n = 0; n < 40; n++) {
+            const pattern = Math.floor(next() * 2 ** 32)
+            const input = fromPattern(0, length, offset)
+            // Two 32-bit halves of whitespace bits, every one of them random.
+            for (let i = 0; i < length; i++) {
+              const bit = i < 32 ? (pattern >>> i) & 1 : next() < 0.5
+              if (bit) input[i] = pick(WHITESPACE)
+            }
+            check(strip, input)
+          }
+        }
       }
-    }
-  })
-
-  it('matches the reference on random bodies of every length to 600 bytes, others to 5000, and 1 MiB', () => {
-    for (const density of [0, 0.01, 0.3, 1]) {
-      for (let length = 0; length <= 5000; length += length < 600 ? 1 : 37) check(strip, body(length, density))
-      check(strip, body(1024 * 1024, density))
-    }
-  })
-
-  it('keeps UTF-8 multi-byte characters whole', () => {
-    const text = '{\n  "name": "王伟 Müller",\t"city": "São Paulo 上海",\r\n  "emoji": "😀 ✓"\n}\u00a0\u3000'
-    const got = new TextDecoder().decode(strip(new TextEncoder().encode(text)))
-    // U+00A0 and U+3000 are not Java `\s`: only the six ASCII bytes go.
-    expect(got).toBe(text.replace(/[ \t\n\v\f\r]/g, ''))
-  })
-
-  it('never leaks a previous call’s bytes, shrinking or growing', () => {
-    // A long body of kept bytes leaves them behind in memory; shorter bodies must not pick them up.
-    const sizes = [5000, 4999, 17, 16, 15, 1, 0, 33, 70000, 3, 200000, 31, 65536, 65521, 2]
-    for (const size of sizes) {
-      check(strip, new Uint8Array(size + 100).fill(0x78)) // stale 'x' everywhere past `size`
-      for (const density of [0.01, 0.3, 1]) check(strip, body(size, density))
-    }
-    for (let n = 0; n < 300; n++) {
-      const size = Math.floor(next() ** 3 * 150000)
-      check(strip, body(size, pick([0, 1, 30, 100]) / 100))
-    }
-  })
-
-  it('agrees with the JavaScript stripper on the benchmark payloads', () => {
-    for (const shape of ['pretty', 'gson', 'compact'] as const) {
-      for (const size of [1024, 65536, 1048576]) {
-        const { bytes } = makePayload(shape, size, '')
-        expect(Buffer.from(strip(bytes)).equals(stripJavaWhitespace(bytes))).toBe(true)
+      // Runs: one kept byte in whitespace and one whitespace byte in kept bytes, everywhere.
+      for (let length = 1; length <= 64; length++) {
+        for (let at = 0; at < length; at++) {
+          const lone = new Uint8Array(length).fill(0x20)
+          lone[at] = 0x7b
+          check(strip, lone)
+          const hole = new Uint8Array(length).fill(0x7b)
+          hole[at] = 0x0a
+          check(strip, hole)
+        }
       }
-    }
-  })
+    })
 
-  it('strips its own previous result, a view of its memory', () => {
-    const input = body(3000, 0.3)
-    const once = strip(input)
-    const want = reference(once.slice())
-    expect(Buffer.from(strip(once)).equals(want)).toBe(true)
-  })
-})
+    it('matches the reference on random bodies of every length to 600 bytes, others to 5000, and 1 MiB', () => {
+      for (const density of [0, 0.01, 0.3, 1]) {
+        for (let length = 0; length <= 5000; length += length < 600 ? 1 : 37) check(strip, body(length, density))
+        check(strip, body(1024 * 1024, density))
+      }
+    })
+
+    it('keeps UTF-8 multi-byte characters whole', () => {
+      const text = '{\n  "name": "王伟 Müller",\t"city": "São Paulo 上海",\r\n  "emoji": "😀 ✓"\n}\u00a0\u3000'
+      const got = new TextDecoder().decode(strip(new TextEncoder().encode(text)))
+      // U+00A0 and U+3000 are not Java `\s`: only the six ASCII bytes go.
+      expect(got).toBe(text.replace(/[ \t\n\v\f\r]/g, ''))
+    })
+
+    it('never leaks a previous call’s bytes, shrinking or growing', () => {
+      // A long body of kept bytes leaves them behind in memory; shorter bodies must not pick them up.
+      const sizes = [5000, 4999, 17, 16, 15, 1, 0, 33, 70000, 3, 200000, 31, 65536, 65521, 2]
+      for (const size of sizes) {
+        check(strip, new Uint8Array(size + 100).fill(0x78)) // stale 'x' everywhere past `size`
+        for (const density of [0.01, 0.3, 1]) check(strip, body(size, density))
+      }
+      for (let n = 0; n < 300; n++) {
+        const size = Math.floor(next() ** 3 * 150000)
+        check(strip, body(size, pick([0, 1, 30, 100]) / 100))
+      }
+    })
+
+    it('agrees with the JavaScript stripper on the benchmark payloads', () => {
+      for (const shape of ['pretty', 'gson', 'compact'] as const) {
+        for (const size of [1024, 65536, 1048576]) {
+          const { bytes } = makePayload(shape, size, '')
+          expect(Buffer.from(strip(bytes)).equals(stripJavaWhitespace(bytes))).toBe(true)
+        }
+      }
+    })
+
+    it('strips its own previous result, a view of its memory', () => {
+      const input = body(3000, 0.3)
+      const once = strip(input)
+      const want = reference(once.slice())
+      expect(Buffer.from(strip(once)).equals(want)).toBe(true)
+    })
+  },
+  CPU_WORK_TIMEOUT_MS,
+)
 
 const BACKENDS: [string, CryptoBackend][] = [
   ['Node', node],
   ['Web', web],
 ]
 
-describe.each(BACKENDS)("the %s backend's canonicalHmac and canonicalSha256", (_, backend) => {
-  const secrets = ['whsec-demo', 'second', 'a third, longer than one block of SHA-256 for good measure']
-  const keys = () => Promise.all(secrets.map((secret) => backend.importHmacKey(new TextEncoder().encode(secret))))
+describe.each(BACKENDS)(
+  "the %s backend's canonicalHmac and canonicalSha256",
+  (_, backend) => {
+    const secrets = ['whsec-demo', 'second', 'a third, longer than one block of SHA-256 for good measure']
+    const keys = () => Promise.all(secrets.map((secret) => backend.importHmacKey(new TextEncoder().encode(secret))))
 
-  it('strip with the WebAssembly kernel compiled from bytes', () => {
-    expect(backend.stripper()).toBe('wasm-bytes')
-  })
+    it('strip with the WebAssembly kernel compiled from bytes', () => {
+      expect(backend.stripper()).toBe('wasm-bytes')
+    })
 
-  it('hash what the portable stripper leaves, on either side of the WebAssembly size limit', async () => {
-    const all = await keys()
-    for (const length of [WASM_STRIP_MAX - 1, WASM_STRIP_MAX, WASM_STRIP_MAX + 1]) {
-      const input = body(length, 0.2)
-      expect(await backend.canonicalHmac(all, input)).toEqual(await backend.hmac(all, stripJavaWhitespace(input)))
-      expect(await backend.canonicalSha256(input)).toEqual(await backend.sha256(stripJavaWhitespace(input)))
-    }
-  })
-
-  it('strip a body over the WebAssembly size limit a part at a time, whitespace at the parts’ edges included', async () => {
-    const all = await keys()
-    for (const length of [WASM_STRIP_MAX + 1, 2 * WASM_STRIP_MAX + 5]) {
-      for (const density of [0, 0.5, 1]) {
-        const input = body(length, density)
-        for (const at of [WASM_STRIP_MAX - 1, WASM_STRIP_MAX, WASM_STRIP_MAX + 1, length - 1]) input[at] = 0x20
-        expect(await backend.canonicalSha256(input), `${length} ${density}`).toEqual(await backend.sha256(reference(input)))
-        expect(await backend.canonicalHmac(all, input)).toEqual(await backend.hmac(all, reference(input)))
+    it('hash what the portable stripper leaves, on either side of the WebAssembly size limit', async () => {
+      const all = await keys()
+      for (const length of [WASM_STRIP_MAX - 1, WASM_STRIP_MAX, WASM_STRIP_MAX + 1]) {
+        const input = body(length, 0.2)
+        expect(await backend.canonicalHmac(all, input)).toEqual(await backend.hmac(all, stripJavaWhitespace(input)))
+        expect(await backend.canonicalSha256(input)).toEqual(await backend.sha256(stripJavaWhitespace(input)))
       }
-    }
-  })
+    })
 
-  it('hash what the reference leaves for random bodies of every density, each key, one after another', async () => {
-    const all = await keys()
-    for (let length = 0; length <= 3000; length += length < 200 ? 1 : 53) {
-      const input = body(length, [0, 0.01, 0.3, 1][length % 4] as number)
-      expect(await backend.canonicalHmac(all, input), `length ${length}`).toEqual(await backend.hmac(all, reference(input)))
-    }
-  })
+    it('strip a body over the WebAssembly size limit a part at a time, whitespace at the parts’ edges included', async () => {
+      const all = await keys()
+      for (const length of [WASM_STRIP_MAX + 1, 2 * WASM_STRIP_MAX + 5]) {
+        for (const density of [0, 0.5, 1]) {
+          const input = body(length, density)
+          for (const at of [WASM_STRIP_MAX - 1, WASM_STRIP_MAX, WASM_STRIP_MAX + 1, length - 1]) input[at] = 0x20
+          expect(await backend.canonicalSha256(input), `${length} ${density}`).toEqual(await backend.sha256(reference(input)))
+          expect(await backend.canonicalHmac(all, input)).toEqual(await backend.hmac(all, reference(input)))
+        }
+      }
+    })
 
-  it('give each of many concurrent calls its own body, though the kernel reuses its memory', async () => {
-    const all = await keys()
-    // Started together, shorter and longer bodies interleaved, so that each strip overwrites the last one's text.
-    const inputs = Array.from({ length: 200 }, (_, i) => body(i % 2 === 0 ? 100 + i * 37 : 70_000 - i * 101, 0.25))
-    const got = await Promise.all(inputs.map((input) => backend.canonicalHmac(all, input)))
-    const sha = await Promise.all(inputs.map((input) => backend.canonicalSha256(input)))
-    for (const [i, input] of inputs.entries()) {
-      const want = reference(input)
-      expect(got[i], `body ${i}`).toEqual(await backend.hmac(all, want))
-      expect(sha[i], `body ${i}`).toEqual(await backend.sha256(want))
-    }
-  })
-})
+    it('hash what the reference leaves for random bodies of every density, each key, one after another', async () => {
+      const all = await keys()
+      for (let length = 0; length <= 3000; length += length < 200 ? 1 : 53) {
+        const input = body(length, [0, 0.01, 0.3, 1][length % 4] as number)
+        expect(await backend.canonicalHmac(all, input), `length ${length}`).toEqual(await backend.hmac(all, reference(input)))
+      }
+    })
+
+    it('give each of many concurrent calls its own body, though the kernel reuses its memory', async () => {
+      const all = await keys()
+      // Started together, shorter and longer bodies interleaved, so that each strip overwrites the last one's text.
+      const inputs = Array.from({ length: 200 }, (_, i) => body(i % 2 === 0 ? 100 + i * 37 : 70_000 - i * 101, 0.25))
+      const got = await Promise.all(inputs.map((input) => backend.canonicalHmac(all, input)))
+      const sha = await Promise.all(inputs.map((input) => backend.canonicalSha256(input)))
+      for (const [i, input] of inputs.entries()) {
+        const want = reference(input)
+        expect(got[i], `body ${i}`).toEqual(await backend.hmac(all, want))
+        expect(sha[i], `body ${i}`).toEqual(await backend.sha256(want))
+      }
+    })
+  },
+  CPU_WORK_TIMEOUT_MS,
+)
 
 describe('Web Crypto on this Node', () => {
   it('copies what sign and digest are given when they are called, so the kernel may overwrite its memory right after', async () => {

@@ -112,7 +112,13 @@ export function codeOf(error: unknown): string | undefined {
   return undefined
 }
 
-/** Lets work queued for later turns finish (Express's final handler logs from a setImmediate). */
-export function settle(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 5))
+/**
+ * Lets work queued for later turns finish: a turn of the timers, then of the immediates, which run
+ * after any queued before them. The frameworks defer their logging no further: Express's final
+ * handler logs from a setImmediate queued before its answer (or, for a sender that left, when it
+ * passes the error on, which the caller has waited for), Koa and Hono log as they answer.
+ */
+export async function settle(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 0))
+  await new Promise((resolve) => setImmediate(resolve))
 }

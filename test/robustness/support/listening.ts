@@ -11,10 +11,19 @@ export interface Served extends App {
 /**
  * Runs `start` and learns the port of the server it creates, for the cases that need a socket of
  * their own (raw bytes, a lying Content-Length, a client that walks away). The shared factories
- * keep the port inside their client, so `http.createServer` is observed while the app starts;
- * vitest runs the tests of one file one after another, so nothing else creates a server meanwhile.
+ * keep the port inside their client, so `http.createServer` is observed while the app starts; one
+ * start is observed at a time, so that tests running side by side (`describe.concurrent`) each
+ * learn their own server's port.
  */
-export async function observePort<T>(start: () => Promise<T>): Promise<{ value: T; port: number | undefined }> {
+export function observePort<T>(start: () => Promise<T>): Promise<{ value: T; port: number | undefined }> {
+  const observed = observing.then(() => observeAlone(start))
+  observing = observed.catch(() => {})
+  return observed
+}
+
+let observing: Promise<unknown> = Promise.resolve()
+
+async function observeAlone<T>(start: () => Promise<T>): Promise<{ value: T; port: number | undefined }> {
   const created: http.Server[] = []
   const createServer = http.createServer
   http.createServer = ((...args: Parameters<typeof http.createServer>) => {
