@@ -21,9 +21,15 @@ if (chromium.path === undefined) console.warn(`\n  ${chromium.message}\n`)
 const LONG_FIRST = [
   'packages/inspect/test/browser/',
   'packages/fetch/test/nextjs.test.ts',
-  'packages/redis/test/cluster-failover.test.ts',
-  'packages/redis/test/dedupe-property.test.ts',
+  'packages/redis/test/crash.test.ts',
+  'test/robustness/complexity.test.ts',
+  'packages/inspect/test/export-scripts.property.test.ts',
+  'test/robustness/leaks.test.ts',
+  'packages/inspect/test/hostile-bodies.test.ts',
   'test/conformance/dedupe-property.test.ts',
+  'packages/core/test/wasm-strip.test.ts',
+  'packages/redis/test/dedupe-property.test.ts',
+  'packages/redis/test/cluster-failover.test.ts',
 ]
 
 class LongFirst extends BaseSequencer {
