@@ -7,6 +7,7 @@ import {
   type credentialVariable,
   decodeName,
   formPieces,
+  isCredentialHeader,
   isCredentialName,
   isFormBody,
   type LeftOut,
@@ -15,6 +16,7 @@ import {
   redactHeader,
   redactUrl,
   SENT_PREFIX,
+  sentVariable,
 } from './redact.ts'
 import {
   commentWord,
@@ -272,7 +274,7 @@ export function toCurl(record: InspectedRecord, context: ExportContext): string 
       if (body?.exact !== false) truncated(record, differs)
       continue
     }
-    if ((lower === 'authorization' || lower === 'cookie') && value !== '') {
+    if (isCredentialHeader(lower) && value !== '') {
       lines.push(credentialHeader(name, value, needs, differs, checks))
       continue
     }
@@ -285,15 +287,17 @@ export function toCurl(record: InspectedRecord, context: ExportContext): string 
   return `${needs}${differs}${[...new Set(checks)].join('')}${body === undefined ? command : `${body.command} | ${command}`}\n`
 }
 
-/** `Authorization` or `Cookie`, its credential read from the environment: never written into the command. */
+/** A credential header (`Authorization`, `Cookie`, `X-Api-Key`…), its value read from the environment: never written into the command. */
 function credentialHeader(name: string, value: string, needs: Needs, differs: Differs, checks: string[]): string {
   const read = (variable: string, why = '') => {
     needs.add(variable, why)
     checks.push(`: ${fromEnvironment(variable)}\n`)
     return fromEnvironment(variable)
   }
-  if (name.toLowerCase() === 'cookie')
-    return `-H ${shellBytes(Buffer.from(`${name}: `, 'latin1'))}${read(`${SENT_PREFIX}COOKIE`, 'the Cookie header received, left out here')}`
+  if (name.toLowerCase() !== 'authorization') {
+    // Cookies and headers such as X-Api-Key: under the sender's namespace, as a query's credentials are.
+    return `-H ${shellBytes(Buffer.from(`${name}: `, 'latin1'))}${read(sentVariable(name), 'a credential header received, left out here')}`
+  }
   const user = curlBasic(name, value)
   if (user !== undefined) return `-u ${shellQuote(`${user}:`)}${read('HOOKGUARD_PASSWORD')}`
   const named = /^basic /i.test(value) ? basicUser(value.slice(6).trim()) : undefined

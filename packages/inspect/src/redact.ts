@@ -8,7 +8,15 @@ import { createHash } from 'node:crypto'
  * an environment variable ({@link credentialVariable}).
  */
 
-const CREDENTIAL_NAME = /access_token|refresh_token|secret|password/i
+/**
+ * What makes a name (a query parameter's, a form field's, a JSON key's, a header's) a credential's:
+ * the protocol's own (`access_token`, the token address's `secret`) and what senders and their
+ * tools commonly use (`token`, `id_token`, `client_secret`, `password`, `passwd`, `api_key`,
+ * `X-Api-Key`). One rule for every view and export, so that none shows what another hides.
+ */
+const CREDENTIAL_WORD = /token|secret|passw|api[-_ ]?key/i
+/** Headers whose whole value is a credential, whatever their name says. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie'])
 export const REDACTED = '[redacted]'
 
 /**
@@ -22,7 +30,7 @@ export function decodeName(name: string): string {
 
 /** A query parameter's or a form field's name, as written (maybe percent-encoded), names a credential. */
 export function isCredentialName(name: string): boolean {
-  return CREDENTIAL_NAME.test(decodeName(name))
+  return CREDENTIAL_WORD.test(decodeName(name))
 }
 
 /** The path, and the query's parameters as written (`name=value`), split at `&`. */
@@ -79,13 +87,23 @@ export const SENT_PREFIX = 'HOOKGUARD_SENT_'
  */
 export function credentialVariable(name: string): string {
   const decoded = decodeName(name)
-  if (decoded === 'access_token') return 'HOOKGUARD_ACCESS_TOKEN'
-  const word = decoded
+  return decoded === 'access_token' ? 'HOOKGUARD_ACCESS_TOKEN' : sentVariable(decoded)
+}
+
+/** The variable under {@link SENT_PREFIX} for a name a sender chose (a field's, a header's). */
+export function sentVariable(name: string): string {
+  const word = name
     .toUpperCase()
     .replace(/[^A-Z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '')
     .slice(0, 48)
-  return `${SENT_PREFIX}${word}`
+  return `${SENT_PREFIX}${word === '' ? 'VALUE' : word}`
+}
+
+/** A header whose value is a credential: `Authorization`, cookies, or a name such as `X-Api-Key` or `X-Auth-Token`. */
+export function isCredentialHeader(name: string): boolean {
+  const lower = name.toLowerCase()
+  return CREDENTIAL_HEADERS.has(lower) || CREDENTIAL_WORD.test(lower)
 }
 
 /** The path alone, for log lines: a query may carry a token. */
@@ -98,15 +116,16 @@ export function pathOnly(url: string): string {
 export function redactHeader(name: string, value: string): string {
   const lower = name.toLowerCase()
   if (lower === 'authorization' || lower === 'proxy-authorization') {
-    const [scheme = '', credentials = ''] = value.trim().split(/\s+/, 2)
+    const [scheme = '', credentials] = value.trim().split(/\s+/, 2)
+    // One word is no scheme and its credentials but the credential alone (`Authorization: sk_live_…`).
+    if (credentials === undefined) return REDACTED
     if (/^basic$/i.test(scheme)) {
       const user = basicUser(credentials)
       return user === undefined ? `${scheme} ${REDACTED}` : `${scheme} ${REDACTED} (user ${JSON.stringify(user)})`
     }
     return `${scheme} ${REDACTED}`
   }
-  if (lower === 'cookie' || lower === 'set-cookie') return REDACTED
-  return value
+  return isCredentialHeader(lower) ? REDACTED : value
 }
 
 /** The user name of Basic credentials (base64 of `user:password`), when they decode to one. */
@@ -122,7 +141,9 @@ export function basicUser(credentials: string): string | undefined {
  */
 export function redactCredentials(text: string): string {
   return text
-    .replace(/("(?:access_token|refresh_token|secret|client_secret|appsecret|password)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi, `$1"${REDACTED}"`)
+    .replace(/("((?:[^"\\]|\\.)*)"\s*:\s*)"(?:[^"\\]|\\.)*"/g, (member: string, key: string, name: string) =>
+      CREDENTIAL_WORD.test(name) ? `${key}"${REDACTED}"` : member,
+    )
     .replace(/(^|[&?])([^=&]*)=([^&\s]*)/g, (field: string, before: string, name: string) =>
       isCredentialName(name) ? `${before}${name}=${REDACTED}` : field,
     )

@@ -54,6 +54,41 @@ const PLACES: Place[] = [
     request: { path: '/hooks', headers: { authorization: 'Bearer canary-bearer-token-1b3' } },
   },
   { name: 'Cookie', canary: 'canary-cookie-1c1', request: { path: '/hooks', headers: { cookie: 'session=canary-cookie-1c1; a=b' } } },
+  // A credential with no scheme before it, where the first word is all there is.
+  {
+    name: 'Authorization, no scheme',
+    canary: 'canary-bare-auth-1a1',
+    request: { path: '/hooks', headers: { authorization: 'canary-bare-auth-1a1' } },
+  },
+  {
+    name: 'Set-Cookie sent by the sender',
+    canary: 'canary-sender-set-cookie-1c2',
+    request: { path: '/hooks', headers: { 'set-cookie': 's=canary-sender-set-cookie-1c2' } },
+  },
+  {
+    name: 'X-Api-Key',
+    canary: 'canary-api-key-header-1k1',
+    request: { path: '/hooks', headers: { 'x-api-key': 'canary-api-key-header-1k1' } },
+  },
+  {
+    name: 'X-Auth-Token',
+    canary: 'canary-auth-token-header-1k2',
+    request: { path: '/hooks', headers: { 'x-auth-token': 'canary-auth-token-header-1k2' } },
+  },
+  ...['token', 'id_token', 'passwd', 'api_key', 'apikey'].map((name, index) => ({
+    name: `query ${name}`,
+    canary: `canary-query-${index}-1n${index}`,
+    request: { path: `/hooks?event=ping&${name}=canary-query-${index}-1n${index}` },
+  })),
+  {
+    name: 'token request: JSON id_token',
+    canary: 'canary-json-id-token-1j1',
+    request: {
+      path: '/token',
+      headers: { 'content-type': 'application/json' },
+      body: '{"appid":"x","id_token":"canary-json-id-token-1j1"}',
+    },
+  },
   ...(['access_token', 'client_secret', 'password', 'secret', 'refresh_token', 'access%5Ftoken'] as const).map((field, index) => ({
     name: `form field ${field}`,
     canary: `canary-form-${index}-1f${index}`,

@@ -12,7 +12,7 @@ import { type ExportFormat, exportAs } from '../src/export.ts'
 import { fixtureJson, fixtureTest } from '../src/fixture.ts'
 import type { InspectedRecord } from '../src/record.ts'
 import { checkRecord } from '../src/record-shape.ts'
-import { decodeName, isCredentialName, redactBody } from '../src/redact.ts'
+import { decodeName, isCredentialHeader, isCredentialName, redactBody } from '../src/redact.ts'
 import { printfBytes } from '../src/shell.ts'
 
 /**
@@ -241,12 +241,17 @@ interface Arrival {
 /** `access_token` is the protocol's; every other credential name a sender chose lives under HOOKGUARD_SENT_. */
 function expectedVariable(name: string): string {
   const decoded = decodeName(name)
-  if (decoded === 'access_token') return 'HOOKGUARD_ACCESS_TOKEN'
-  return `HOOKGUARD_SENT_${decoded
+  return decoded === 'access_token' ? 'HOOKGUARD_ACCESS_TOKEN' : sentVariable(decoded)
+}
+
+/** A name a sender chose, as a variable under HOOKGUARD_SENT_: capitals, digits and `_`. */
+function sentVariable(name: string): string {
+  const word = name
     .toUpperCase()
     .replace(/[^A-Z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '')
-    .slice(0, 48)}`
+    .slice(0, 48)
+  return `HOOKGUARD_SENT_${word === '' ? 'VALUE' : word}`
 }
 
 /** The environment a script is run with: a value for each variable it needs, as the test can check it arriving. */
@@ -266,8 +271,12 @@ function environmentFor(script: string, recorded: InspectedRecord): Record<strin
     }
     if ('HOOKGUARD_SENT_AUTHORIZATION' in env) env.HOOKGUARD_SENT_AUTHORIZATION = authorization
   }
-  const cookie = recorded.headers.find(([name]) => name.toLowerCase() === 'cookie')?.[1]
-  if (cookie !== undefined && 'HOOKGUARD_SENT_COOKIE' in env) env.HOOKGUARD_SENT_COOKIE = cookie
+  // Cookies and the like (X-Api-Key, a name holding `secret` or `token`): each from its own variable under HOOKGUARD_SENT_.
+  for (const [name, value] of recorded.headers) {
+    if (name.toLowerCase() === 'authorization' || name.toLowerCase() === 'proxy-authorization' || !isCredentialHeader(name)) continue
+    const variable = sentVariable(name)
+    if (variable in env && env[variable] === `v-${variable}`) env[variable] = value
+  }
   return env
 }
 
