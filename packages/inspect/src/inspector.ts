@@ -9,7 +9,8 @@ import { checkOptions, type InspectorOptions } from './options.ts'
 import type { InspectedRecord } from './record.ts'
 import { Ring } from './ring.ts'
 import { createSourceMark } from './source-mark.ts'
-import { createUiApp, type UiEvent } from './ui.ts'
+import { createUiApp } from './ui.ts'
+import type { UiEvent } from './ui-context.ts'
 import { summarize } from './view.ts'
 
 /** A running inspector. */

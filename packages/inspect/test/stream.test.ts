@@ -1,7 +1,7 @@
 import { sign } from '@hookguard/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { StreamQueue } from '../src/stream-queue.ts'
-import type { StreamData } from '../src/ui.ts'
+import type { StreamData } from '../src/ui-context.ts'
 import { cleanup, inspector, SECRET, send } from './helpers.ts'
 
 afterEach(cleanup)

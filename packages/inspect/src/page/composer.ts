@@ -1,5 +1,5 @@
 import type { SentAnswer } from '../actions.ts'
-import type { PageState } from '../ui.ts'
+import type { PageState } from '../ui-context.ts'
 import { api } from './api.ts'
 import { h } from './dom.ts'
 import { answersText } from './format.ts'

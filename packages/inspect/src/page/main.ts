@@ -6,7 +6,7 @@
  * never as markup, and the server's CSP allows no inline script: a payload holding `<script>` or
  * `<img onerror>` is shown as the text it is.
  */
-import type { PageState } from '../ui.ts'
+import type { PageState } from '../ui-context.ts'
 import { api, NoToken, showNoToken, takeToken } from './api.ts'
 import { createComposer } from './composer.ts'
 import { showDetail } from './detail.ts'

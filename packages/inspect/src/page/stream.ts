@@ -1,4 +1,4 @@
-import type { StreamData } from '../ui.ts'
+import type { StreamData } from '../ui-context.ts'
 import { authorized, NoToken } from './api.ts'
 
 /** One event of the server's stream, typed by its name. */
