@@ -7,17 +7,24 @@ import { readNodeBody } from '@hookguard/core/node'
  * hold until their records are complete. Each is bounded, so that senders that never finish
  * their uploads (or never stop opening connections) cannot grow the inspector's memory; past a
  * bound a request is answered 503 `inspector_busy` with `Connection: close` and `Retry-After`,
- * before anything of it is read, judged or forwarded.
+ * before anything of it is read, judged or forwarded. A connection that has no request in progress
+ * (none sent yet, or kept alive after one) holds no slot for long: it has `headTimeoutMs` to send a
+ * request's head, and at twice the cap a new connection takes the place of the oldest of them.
  */
 
 /** The code answered past a bound. */
 export const INSPECTOR_BUSY = 'inspector_busy'
+
+/** How long a connection may go without a request in progress: to send its first head, or its next. */
+export const HEAD_TIMEOUT_MS = 10_000
 
 export interface AdmissionLimits {
   maxConnections: number
   maxInFlightBytes: number
   /** The most a request's body can hold: the size limit and one byte to tell it went over. */
   maxBodySize: number
+  /** Defaults to {@link HEAD_TIMEOUT_MS}. */
+  headTimeoutMs?: number
 }
 
 export interface Admission {
@@ -29,30 +36,85 @@ export interface Admission {
   admit(req: IncomingMessage, res: ServerResponse): (() => void) | undefined
   /** Bytes reserved now. */
   readonly inFlightBytes: number
-  /** Requests refused since the last warning. */
-  refused(): number
+  /** Requests refused since the last warning: answered 503, and answered 400 for not being HTTP. */
+  refused(): { busy: number; unparsable: number }
 }
 
-export function createAdmission(server: Server, { maxConnections, maxInFlightBytes, maxBodySize }: AdmissionLimits): Admission {
-  let connections = 0
+export function createAdmission(
+  server: Server,
+  { maxConnections, maxInFlightBytes, maxBodySize, headTimeoutMs = HEAD_TIMEOUT_MS }: AdmissionLimits,
+  onRefused: () => void = () => {},
+): Admission {
+  // Oldest first (a Map keeps the order of insertion); each with its head deadline while
+  // it has no request in progress.
+  const open = new Map<Socket, NodeJS.Timeout | undefined>()
+  const serving = new Set<Socket>()
   let inFlight = 0
-  let refusedCount = 0
+  let busyCount = 0
+  let unparsableCount = 0
+  const awaitHead = (socket: Socket) => {
+    clearTimeout(open.get(socket))
+    const deadline = setTimeout(() => socket.destroy(), headTimeoutMs)
+    deadline.unref()
+    open.set(socket, deadline)
+  }
+  const forget = (socket: Socket) => {
+    clearTimeout(open.get(socket))
+    open.delete(socket)
+    serving.delete(socket)
+  }
   server.on('connection', (socket: Socket) => {
-    connections++
-    socket.once('close', () => connections--)
+    // Past twice the cap (room for the ones over the cap to read their 503, and a bound on
+    // sockets), a new connection takes the place of the oldest that has no request in progress:
+    // connections that never send cannot shut out one that does. With none such, it is closed.
+    if (open.size >= maxConnections * 2) {
+      let idle: Socket | undefined
+      for (const candidate of open.keys()) {
+        if (!serving.has(candidate)) {
+          idle = candidate
+          break
+        }
+      }
+      if (idle === undefined) {
+        socket.destroy()
+        return
+      }
+      forget(idle)
+      idle.destroy()
+    }
+    awaitHead(socket)
+    socket.once('close', () => forget(socket))
   })
-  // Past twice the cap, connections are closed as they come, before any request: room enough for
-  // the ones over the cap to read their 503, and a bound on sockets too.
-  server.maxConnections = maxConnections * 2
+  // Before the capture handler, so that it counts this request among those in progress.
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket
+    if (!open.has(socket)) return
+    clearTimeout(open.get(socket))
+    open.set(socket, undefined)
+    serving.add(socket)
+    res.once('close', () => {
+      if (!open.has(socket)) return
+      serving.delete(socket)
+      awaitHead(socket)
+    })
+  })
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    unparsable(error, socket, () => {
+      unparsableCount++
+      onRefused()
+    })
+  })
 
   return {
     admit(req, res) {
       const declared = req.headers['content-length']
       const length = declared === undefined ? (req.headers['transfer-encoding'] === undefined ? 0 : maxBodySize + 1) : Number(declared)
       const reserve = Math.min(Number.isFinite(length) ? length : maxBodySize + 1, maxBodySize + 1)
-      if (connections > maxConnections || inFlight + reserve > maxInFlightBytes) {
-        refusedCount++
-        busy(req, res, connections > maxConnections ? 'connections' : 'bodies')
+      const tooMany = serving.size > maxConnections
+      if (tooMany || inFlight + reserve > maxInFlightBytes) {
+        busyCount++
+        onRefused()
+        busy(req, res, tooMany ? 'connections' : 'bodies')
         return undefined
       }
       inFlight += reserve
@@ -67,11 +129,48 @@ export function createAdmission(server: Server, { maxConnections, maxInFlightByt
       return inFlight
     },
     refused() {
-      const count = refusedCount
-      refusedCount = 0
-      return count
+      const counts = { busy: busyCount, unparsable: unparsableCount }
+      busyCount = 0
+      unparsableCount = 0
+      return counts
     },
   }
+}
+
+/**
+ * A request Node's parser refuses (a control byte in its path, bare line feeds, a folded header,
+ * `Content-Length` with `Transfer-Encoding`, two lengths that differ): answered 400 `invalid_body`
+ * as the contract says, never with anything of the request, and its connection closed. It is not
+ * recorded: nothing of it was parsed to make a record of. A connection that is gone or timed out is
+ * closed without a word: a 400 there would go nowhere.
+ */
+function unparsable(error: NodeJS.ErrnoException, socket: Socket, counted: () => void): void {
+  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const answering = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+  if (answering != null) {
+    // The request being answered broke off (its sender closed mid-body): it is recorded as such.
+    if (!answering.req.complete) {
+      socket.destroy()
+      return
+    }
+    // Pipelined after a whole request still being answered: that answer goes first, then this one.
+    answering.once('close', () => (answering.writableFinished ? unparsable(error, socket, counted) : socket.destroy()))
+    return
+  }
+  counted()
+  const body = JSON.stringify({ error: 'invalid_body', message: 'The request could not be parsed as HTTP.' })
+  socket.end(
+    'HTTP/1.1 400 Bad Request\r\n' +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      'Cache-Control: no-store\r\n' +
+      'Connection: close\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  )
+  // A peer that never reads must not keep the socket: it is closed once the answer is flushed, or soon.
+  setTimeout(() => socket.destroy(), 1_000).unref()
 }
 
 /**

@@ -74,18 +74,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     settings,
     judge,
     mark,
-    admit: (req, res) => {
-      const release = (admission as Admission).admit(req, res)
-      // Said on the terminal, at most every 10 s: a flood must not become one line per request.
-      if (release === undefined && Date.now() - lastBusyWarning >= 10_000) {
-        lastBusyWarning = Date.now()
-        const count = (admission as Admission).refused()
-        settings.onWarning(
-          `hookguard inspect: ${count} ${count === 1 ? 'request' : 'requests'} answered 503 inspector_busy (over the connection cap or the bytes of bodies in flight), not recorded.`,
-        )
-      }
-      return release
-    },
+    admit: (req, res) => (admission as Admission).admit(req, res),
     nextId: () => ring.nextId(),
     tokenRequest: (hash) => {
       const all = ring.all()
@@ -131,7 +120,18 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   })
 
   const receiveServer = createServer(capture)
-  admission = createAdmission(receiveServer, settings)
+  // Said on the terminal, at most every 10 s: a flood must not become one line per request.
+  admission = createAdmission(receiveServer, settings, () => {
+    if (Date.now() - lastBusyWarning < 10_000) return
+    lastBusyWarning = Date.now()
+    const { busy, unparsable } = (admission as Admission).refused()
+    const requests = (count: number) => `${count} ${count === 1 ? 'request' : 'requests'}`
+    const said = [
+      busy > 0 && `${requests(busy)} answered 503 inspector_busy (over the connection cap or the bytes of bodies in flight)`,
+      unparsable > 0 && `${requests(unparsable)} answered 400 invalid_body (not parsable as HTTP)`,
+    ].filter(Boolean)
+    settings.onWarning(`hookguard inspect: ${said.join('; ')}, not recorded.`)
+  })
   let receivePort = 0
   let uiPort = 0
   const urlHost = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host

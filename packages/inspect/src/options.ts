@@ -62,9 +62,10 @@ export interface InspectorOptions {
   /** How long a request's body may take to arrive, from its headers, before the sender gets 408 and the connection is closed. Default 30 s. */
   bodyTimeoutMs?: number
   /**
-   * Connections the receiving address serves at once. A request on one past it is answered 503
-   * `inspector_busy` (with `Connection: close` and `Retry-After`); connections past twice it are
-   * closed as they open. Default 128.
+   * Requests the receiving address serves at once. One past it is answered 503 `inspector_busy`
+   * (with `Connection: close` and `Retry-After`). At most twice it connections are open: past that,
+   * a new one takes the place of the oldest with no request in progress (or is closed, when every
+   * one has a request in progress). Default 128.
    */
   maxConnections?: number
   /**

@@ -1,9 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { connect, type Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { sign } from '@hookguard/core'
 import { afterEach, describe, expect, it } from 'vitest'
+import { createAdmission } from '../src/admission.ts'
 import { inspectCommand, startInspector } from '../src/index.ts'
 import { cleanup, inspector, nodeApp, SECRET, send } from './helpers.ts'
 
@@ -137,6 +140,130 @@ describe('the connections', () => {
       chunks: [BODY],
     })
     expect(signed.status).toBe(200)
+  })
+})
+
+/** A connection that sends nothing; resolves once it is open, with whether it has been closed since. */
+function silent(port: number): Promise<{ socket: Socket; closed: () => boolean }> {
+  return new Promise((resolve, reject) => {
+    let closed = false
+    const socket = connect(port, '127.0.0.1', () => resolve({ socket, closed: () => closed }))
+    sockets.push(socket)
+    socket.on('close', () => {
+      closed = true
+    })
+    socket.on('error', reject)
+  })
+}
+
+describe('connections that send nothing', () => {
+  it('twice the cap of them shut out no delivery: the oldest makes room, never one with a request in progress', async () => {
+    const { inspector: running, waitFor } = await inspector({ maxConnections: 4 })
+    const url = new URL(running.receiveUrl)
+    const upload = await stalledUpload(url, 100, 1)
+    const idle = []
+    for (let i = 0; i < 8; i++) idle.push(await silent(Number(url.port)))
+    await new Promise((r) => setTimeout(r, 100))
+    const signed = await within(
+      2_000,
+      send(`${running.receiveUrl}/hooks`, {
+        headers: { 'x-service-hmac-signature': await sign(BODY, SECRET), connection: 'close' },
+        chunks: [BODY],
+      }),
+    )
+    expect(signed.status).toBe(200)
+    const [record] = await within(2_000, waitFor(1))
+    expect(record?.verdict).toBe('verified')
+    expect(idle.filter(({ closed }) => closed()).length).toBeGreaterThan(0)
+    expect(upload.socket.destroyed).toBe(false)
+    // The upload still in progress is answered when its body ends.
+    upload.socket.end(Buffer.alloc(99, 0x20))
+    expect(await within(2_000, upload.answer)).toMatch(/^HTTP\/1\.1 401 /)
+  })
+
+  it('are closed when they send no request head within the bound, a kept-alive one after its answer too', async () => {
+    const server = createServer((_req, res) => res.end('ok'))
+    createAdmission(server, { maxConnections: 4, maxInFlightBytes: 1024, maxBodySize: 100, headTimeoutMs: 200 })
+    server.listen(0, '127.0.0.1')
+    await new Promise((r) => server.once('listening', r))
+    try {
+      const port = (server.address() as AddressInfo).port
+      const quiet = await silent(port)
+      const kept = await silent(port)
+      let answer = ''
+      kept.socket.on('data', (chunk: Buffer) => {
+        answer += chunk.toString('latin1')
+      })
+      kept.socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+      await new Promise((r) => setTimeout(r, 100))
+      expect(quiet.closed()).toBe(false)
+      const started = Date.now()
+      while ((!quiet.closed() || !kept.closed()) && Date.now() - started < 2_000) await new Promise((r) => setTimeout(r, 20))
+      expect(quiet.closed()).toBe(true)
+      expect(kept.closed()).toBe(true)
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /)
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
+})
+
+/** Writes `bytes` on a connection of its own; resolves what came back once it closes (or after 2 s). */
+function rawExchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve) => {
+    let answer = ''
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes, 'latin1'))
+    sockets.push(socket)
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1')
+    })
+    socket.on('close', () => resolve(answer))
+    socket.on('error', () => resolve(answer))
+    setTimeout(() => socket.destroy(), 2_000).unref()
+  })
+}
+
+describe('requests that are not HTTP', () => {
+  const requests: Record<string, string> = {
+    'a control byte in the path': 'POST /w\x01 HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}',
+    'a high byte in the path': 'POST /w\xff HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}',
+    'bare line feeds': 'POST /w HTTP/1.1\nHost: x\nContent-Length: 2\n\n{}',
+    'a folded header': 'POST /w HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\nContent-Length: 2\r\n\r\n{}',
+    'Content-Length and Transfer-Encoding':
+      'POST /w HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    'two different Content-Length': 'POST /w HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}x',
+  }
+
+  it('are answered 400 invalid_body in JSON, nothing of them echoed, and counted on the terminal', async () => {
+    const warnings: string[] = []
+    const { inspector: running } = await inspector({ onWarning: (line) => warnings.push(line) })
+    const port = Number(new URL(running.receiveUrl).port)
+    for (const [name, bytes] of Object.entries(requests)) {
+      const answer = await rawExchange(port, bytes)
+      const [head = '', body = ''] = answer.split('\r\n\r\n')
+      expect(head, name).toMatch(/^HTTP\/1\.1 400 /)
+      expect(head, name).toMatch(/\r\ncontent-type: application\/json/i)
+      expect(head, name).toMatch(/\r\ncache-control: no-store\r\n/i)
+      expect(head, name).toMatch(/\r\nconnection: close(\r\n|$)/i)
+      expect(JSON.parse(body), name).toEqual({ error: 'invalid_body', message: expect.stringMatching(/parsed as HTTP/) })
+      expect(answer, name).not.toContain('/w')
+    }
+    // The process is up and still receives.
+    const signed = await send(`${running.receiveUrl}/hooks`, {
+      headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) },
+      chunks: [BODY],
+    })
+    expect(signed.status).toBe(200)
+    expect(warnings.join('\n')).toMatch(/1 request answered 400 invalid_body/)
+  })
+
+  it('pipelined after a request, are answered after its answer, on a connection that is then closed', async () => {
+    const { inspector: running, waitFor } = await inspector({ auth: { mode: 'none' } })
+    const port = Number(new URL(running.receiveUrl).port)
+    const answer = await rawExchange(port, `POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}${requests['bare line feeds']}`)
+    expect(answer).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\n\r\nHTTP\/1\.1 400 [\s\S]*"error":"invalid_body"/)
+    expect((await waitFor(1)).length).toBe(1)
   })
 })
 
