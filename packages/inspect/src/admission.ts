@@ -161,9 +161,14 @@ function unparsable(error: NodeJS.ErrnoException, socket: Socket, counted: () =>
     return
   }
   counted()
-  const body = JSON.stringify({ error: 'invalid_body', message: 'The request could not be parsed as HTTP.' })
+  // Headers over Node's limit keep the status Node gives them (RFC 6585 §5); anything else is a body
+  // the contract calls invalid.
+  const overflow = error.code === 'HPE_HEADER_OVERFLOW'
+  const body = overflow
+    ? JSON.stringify({ error: 'headers_too_large', message: 'The request headers are larger than the inspector reads.' })
+    : JSON.stringify({ error: 'invalid_body', message: 'The request could not be parsed as HTTP.' })
   socket.end(
-    'HTTP/1.1 400 Bad Request\r\n' +
+    `HTTP/1.1 ${overflow ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       'Cache-Control: no-store\r\n' +
       'Connection: close\r\n' +

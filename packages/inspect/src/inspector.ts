@@ -128,7 +128,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     const requests = (count: number) => `${count} ${count === 1 ? 'request' : 'requests'}`
     const said = [
       busy > 0 && `${requests(busy)} answered 503 inspector_busy (over the connection cap or the bytes of bodies in flight)`,
-      unparsable > 0 && `${requests(unparsable)} answered 400 invalid_body (not parsable as HTTP)`,
+      unparsable > 0 && `${requests(unparsable)} answered 400 invalid_body or 431 headers_too_large (not parsable as HTTP)`,
     ].filter(Boolean)
     settings.onWarning(`hookguard inspect: ${said.join('; ')}, not recorded.`)
   })

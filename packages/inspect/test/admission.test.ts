@@ -258,6 +258,16 @@ describe('requests that are not HTTP', () => {
     expect(warnings.join('\n')).toMatch(/1 request answered 400 invalid_body/)
   })
 
+  it('with headers over the limit, are answered 431 in JSON, as Node would answer them', async () => {
+    const { inspector: running } = await inspector()
+    const port = Number(new URL(running.receiveUrl).port)
+    const answer = await rawExchange(port, `POST /w HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`)
+    const [head = '', body = ''] = answer.split('\r\n\r\n')
+    expect(head).toMatch(/^HTTP\/1\.1 431 /)
+    expect(JSON.parse(body)).toEqual({ error: 'headers_too_large', message: expect.any(String) })
+    expect(answer).not.toContain('aaaa')
+  })
+
   it('pipelined after a request, are answered after its answer, on a connection that is then closed', async () => {
     const { inspector: running, waitFor } = await inspector({ auth: { mode: 'none' } })
     const port = Number(new URL(running.receiveUrl).port)
