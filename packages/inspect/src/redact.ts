@@ -56,22 +56,6 @@ export interface LeftOut {
 }
 
 /**
- * The path and query without their credential parameters (the others kept byte for byte, in
- * order), and the credentials left out, for a command to add back from the environment.
- */
-export function withoutCredentials(url: string): { url: string; leftOut: LeftOut[] } {
-  const { path, parts } = splitQuery(url)
-  const kept: string[] = []
-  const leftOut: LeftOut[] = []
-  for (const part of parts) {
-    const name = nameOf(part)
-    if (isCredentialName(name)) leftOut.push({ name, variable: credentialVariable(name) })
-    else kept.push(part)
-  }
-  return { url: kept.length === 0 ? path : `${path}?${kept.join('&')}`, leftOut }
-}
-
-/**
  * Where the environment variables an export reads for what a sender sent live: a name the sender
  * chose (`_secret`, `.secret`, `password`) maps under this prefix, which none of hookguard's own
  * variables (`HOOKGUARD_SECRET`, `HOOKGUARD_PASSWORD`, `HOOKGUARD_APP_SECRET`…) starts with, so
