@@ -1,10 +1,9 @@
-import http from 'node:http'
 import { type DedupeStore, memoryDedupeStore, sign, type WebhookOptions } from '@hookguard/core'
 import { sendTo } from '@hookguard/testkit/http'
 import { describe, expect, it } from 'vitest'
 import { startServed } from '../robustness/support/listening.ts'
 import { factories } from '../support/apps.ts'
-import { send } from '../support/dedupe-schedule.ts'
+import { deliveryRequest, send } from '../support/dedupe-schedule.ts'
 
 // "Each delivery once" when the sender's connection drops: a service that times out and retries
 // does this with no attacker. A disconnect says nothing about the handler, which runs on; its claim
@@ -33,14 +32,7 @@ async function sendAndDrop(port: number, ms: number): Promise<void> {
  */
 async function sendAndDropWhile(port: number, running: Promise<void>): Promise<void> {
   const signature = await sign(EVENT, SECRET)
-  const sent = http.request({
-    host: '127.0.0.1',
-    port,
-    method: 'POST',
-    path: '/hooks',
-    headers: { 'content-type': 'application/json', 'x-service-hmac-signature': signature },
-    agent: false,
-  })
+  const sent = deliveryRequest(port, signature)
   sent.on('error', () => {})
   sent.end(EVENT)
   await running

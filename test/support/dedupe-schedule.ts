@@ -90,6 +90,18 @@ interface Run {
 /** A reply to an attempt that waited, or what became of it. */
 export type Sent = { status: number; retryAfter: string | undefined } | { dropped: true } | { stalled: true } | { failed: string }
 
+/** A signed delivery's request to `/hooks`, on a connection of its own; the caller writes the body. */
+export function deliveryRequest(port: number, signature: string): http.ClientRequest {
+  return http.request({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path: '/hooks',
+    headers: { 'content-type': 'application/json', 'x-service-hmac-signature': signature },
+    agent: false,
+  })
+}
+
 /** Sends `body` once on a connection of its own; drops it after `dropAfterMs`, or waits up to {@link ANSWER_BOUND_MS}. */
 export function send(port: number, body: string, signature: string, dropAfterMs: number | undefined): Promise<Sent> {
   return new Promise((resolve) => {
@@ -100,14 +112,7 @@ export function send(port: number, body: string, signature: string, dropAfterMs:
       clearTimeout(timer)
       resolve(sent)
     }
-    const request = http.request({
-      host: '127.0.0.1',
-      port,
-      method: 'POST',
-      path: '/hooks',
-      headers: { 'content-type': 'application/json', 'x-service-hmac-signature': signature },
-      agent: false,
-    })
+    const request = deliveryRequest(port, signature)
     request.on('error', (error) => finish(dropAfterMs === undefined ? { failed: error.message } : { dropped: true }))
     request.on('response', (res) => {
       res.resume()
