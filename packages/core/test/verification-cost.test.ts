@@ -163,7 +163,8 @@ describe('a refused request, in time', () => {
         const big = unitBody(unit, large)
         const label = `${e.id}, ${unitLabel(unit)}`
         expectRefusedOrHandedOn(e, await e.call(small), label)
-        expectRefusedOrHandedOn(e, await e.call(big), label)
+        const bigStatus = await e.call(big)
+        expectRefusedOrHandedOn(e, bigStatus, label)
         // A quick look: the least of two calls of each size.
         const quick = async (body: Uint8Array) => Math.min(await perCall(() => e.call(body), 1), await perCall(() => e.call(body), 1))
         const [smallMs, bigMs] = [await quick(small), await quick(big)]
@@ -176,8 +177,11 @@ describe('a refused request, in time', () => {
           )
           if (ratio >= GROWTH_LIMIT) failures.push(`${label}: ×${ratio.toFixed(1)} from ${aMs.toFixed(3)} to ${bMs.toFixed(3)} ms`)
         }
+        // The bound is a refusal's: a body mode `none` hands on (a number of 64 KiB digits is JSON,
+        // a run of digits a form) costs what the application's own parse of it costs, as the
+        // benchmark's table shows it, apart; it is held to its growth above.
         const bound = HMACS_PER_SECRET * e.secrets
-        if (bigMs / floorMs >= bound) {
+        if (bigStatus >= 400 && bigMs / floorMs >= bound) {
           const { ratio } = await settledRatio(floor(big), () => e.call(big), bound, TIMING)
           if (ratio >= bound) failures.push(`${label}: ${ratio.toFixed(1)} HMACs at ${large / 1024} KiB`)
         }

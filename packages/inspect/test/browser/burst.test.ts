@@ -11,7 +11,13 @@ if (executablePath === undefined) throw new Error('No Chromium: install it (apt-
 const BURST = 2000
 /** Requests in flight at once: a sender retrying a backlog, not one connection per delivery. */
 const PARALLEL = 32
-/** The longest task the page may run while the burst arrives: a frozen tab is what the issue found. */
+/**
+ * The longest task the page may run while the burst arrives: a frozen tab is what the issue found.
+ * Judged by the CPU time the renderer's main thread spent in the task, which Chromium's trace
+ * records beside its wall time: on a machine busy with other work a task's wall time also counts
+ * the time the scheduler gave to others (a 60 ms task read 530 ms beside a full test suite), and
+ * that says nothing of the page.
+ */
 const LONGEST_TASK_MS = 200
 /** How long the page has, after the last answer, to show what the server keeps. */
 const SETTLE_MS = 10_000
@@ -46,7 +52,7 @@ describe('a burst of deliveries', () => {
   it(`keeps the page responsive through ${BURST} deliveries, and lists exactly what the server keeps`, async () => {
     const { inspector: running } = await inspector()
     page = await browser.newPage()
-    // Every task over 50 ms the page runs, from its first script on.
+    // Every task over 50 ms the page runs, from its first script on, by wall time: shown beside the CPU time.
     await page.addInitScript(() => {
       const seen: number[] = []
       ;(window as { __longTasks?: number[] }).__longTasks = seen
@@ -54,6 +60,7 @@ describe('a burst of deliveries', () => {
         for (const entry of list.getEntries()) seen.push(entry.duration)
       }).observe({ type: 'longtask', buffered: true })
     })
+    await browser.startTracing(page, { categories: [TASK_CATEGORY] })
     await page.goto(running.uiUrl)
     await page.getByTestId('status').getByText('live').waitFor({ timeout: 15_000 })
 
@@ -83,13 +90,16 @@ describe('a burst of deliveries', () => {
     expect(kept).toHaveLength(DEFAULT_MAX_RECORDS)
     expect(await lists(page, kept)).toEqual(kept)
     expect(await within(5000, 'reading the title', page.title())).toBe(`hookguard inspect (${DEFAULT_MAX_RECORDS})`)
-    expect(await longestTask(page)).toBeLessThan(LONGEST_TASK_MS)
+    const burst = await longestTask(page)
+    expect(burst.cpuMs, burst.described).toBeLessThan(LONGEST_TASK_MS)
 
     // Opened again with the ring full: the whole list arrives at once, and is drawn a frame at a time.
+    await browser.startTracing(page, { categories: [TASK_CATEGORY] })
     await page.reload()
     await page.getByTestId('status').getByText('live').waitFor({ timeout: 15_000 })
     expect(await lists(page, kept)).toEqual(kept)
-    expect(await longestTask(page)).toBeLessThan(LONGEST_TASK_MS)
+    const reload = await longestTask(page)
+    expect(reload.cpuMs, reload.described).toBeLessThan(LONGEST_TASK_MS)
   })
 })
 
@@ -111,10 +121,43 @@ async function lists(target: Page, kept: number[]): Promise<number[]> {
   return listed
 }
 
-function longestTask(target: Page): Promise<number> {
-  return within(
+/** Chromium's trace category of the task each thread runs, with its wall and thread (CPU) time. */
+const TASK_CATEGORY = 'toplevel'
+const TASK_EVENT = 'ThreadControllerImpl::RunTask'
+
+interface TraceEvent {
+  ph: string
+  name: string
+  pid: number
+  tid: number
+  /** Wall and thread time, in µs. */
+  dur?: number
+  tdur?: number
+  args?: { name?: string }
+}
+
+/**
+ * The longest task the renderer's main thread ran since tracing started, by CPU time, and the
+ * longest the page's own `longtask` observer saw, by wall time. Ends the trace.
+ */
+async function longestTask(target: Page): Promise<{ cpuMs: number; described: string }> {
+  const wallMs = await within(
     5000,
     'reading the long tasks',
     target.evaluate(() => Math.max(0, ...((window as { __longTasks?: number[] }).__longTasks ?? []))),
   )
+  const trace = JSON.parse((await browser.stopTracing()).toString()) as { traceEvents: TraceEvent[] }
+  const thread = (event: TraceEvent) => `${event.pid}:${event.tid}`
+  const main = new Set(
+    trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map(thread),
+  )
+  const tasks = trace.traceEvents.filter((e) => e.ph === 'X' && e.name === TASK_EVENT && main.has(thread(e)))
+  // A trace without the main thread's tasks would pass any bound: it must have recorded them.
+  expect(tasks.length).toBeGreaterThan(0)
+  const longest = tasks.reduce((a, b) => ((b.tdur ?? 0) > (a.tdur ?? 0) ? b : a))
+  const cpuMs = (longest.tdur ?? 0) / 1000
+  return {
+    cpuMs,
+    described: `the longest main-thread task: ${cpuMs.toFixed(0)} ms of CPU in ${((longest.dur ?? 0) / 1000).toFixed(0)} ms; the longest the page's longtask observer saw: ${wallMs.toFixed(0)} ms`,
+  }
 }
