@@ -1,8 +1,10 @@
 import { defineConfig } from 'vitest/config'
 import { BaseSequencer, type TestSpecification } from 'vitest/node'
+import { MODULE_REPLACING as CORE_MODULE_REPLACING } from './packages/core/vitest.config.ts'
+import { MODULE_REPLACING as INSPECT_MODULE_REPLACING } from './packages/inspect/vitest.config.ts'
 import { chromiumAvailability } from './testkit/src/chromium.ts'
 import { redisAvailability } from './testkit/src/redis-server.ts'
-import { wasmModuleImports, webResolution } from './vitest.shared.ts'
+import { sourceResolution, wasmModuleImports, webResolution } from './vitest.shared.ts'
 
 // The `redis` project needs a real Redis. Without one it is left out, with one line that says so
 // and how to run it; `pnpm test:redis` then fails instead of passing empty.
@@ -57,6 +59,16 @@ export default defineConfig({
     projects: [
       'packages/*/vitest.config.ts',
       ...(redis.via === undefined ? ['!packages/redis/vitest.config.ts'] : []),
+      {
+        ...sourceResolution,
+        test: {
+          name: 'inspect-mocked',
+          root: 'packages/inspect',
+          include: INSPECT_MODULE_REPLACING,
+          globalSetup: ['test/global-setup.ts'],
+          testTimeout: 20_000,
+        },
+      },
       // In the shared pool: a project limited to one file at a time is run after every other file, alone.
       ...(chromium.path === undefined
         ? []
@@ -66,7 +78,25 @@ export default defineConfig({
       {
         ...webResolution,
         plugins: [wasmModuleImports],
-        test: { name: 'core-web', root: 'packages/core', include: ['test/**/*.test.ts'], env: { EXPECTED_CRYPTO: 'web' } },
+        test: {
+          name: 'core-web',
+          root: 'packages/core',
+          include: ['test/**/*.test.ts'],
+          exclude: CORE_MODULE_REPLACING,
+          isolate: false,
+          env: { EXPECTED_CRYPTO: 'web' },
+        },
+      },
+      // The core's files that replace one of its modules, each with the graph loaded afresh, on both builds.
+      {
+        ...sourceResolution,
+        plugins: [wasmModuleImports],
+        test: { name: 'core-mocked', root: 'packages/core', include: CORE_MODULE_REPLACING, env: { EXPECTED_CRYPTO: 'node' } },
+      },
+      {
+        ...webResolution,
+        plugins: [wasmModuleImports],
+        test: { name: 'core-web-mocked', root: 'packages/core', include: CORE_MODULE_REPLACING, env: { EXPECTED_CRYPTO: 'web' } },
       },
     ],
   },

@@ -3,5 +3,5 @@ import { sourceResolution } from '../../vitest.shared.ts'
 
 export default defineProject({
   ...sourceResolution,
-  test: { name: 'fetch', include: ['test/**/*.test.ts'] },
+  test: { name: 'fetch', include: ['test/**/*.test.ts'], isolate: false },
 })

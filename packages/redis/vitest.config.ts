@@ -23,5 +23,8 @@ export default defineProject({
     globalSetup: clusterTests ? ['test/cluster-setup.ts'] : [],
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    // One worker runs several of these files in turn without loading the Redis clients afresh for
+    // each: every file closes the clients and servers it starts.
+    isolate: false,
   },
 })

@@ -8,10 +8,13 @@ afterEach(() => {
 })
 
 describe('TokenKeys', () => {
-  it('warns once at setup about key material short enough to guess, without printing it', () => {
+  it('warns once at setup about key material short enough to guess, without printing it', async () => {
+    // Once a process: the module is loaded afresh, as a process would load it.
+    vi.resetModules()
+    const { TokenKeys: Fresh } = await import('../src/token-keys.ts')
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
-    new TokenKeys({ mode: 'oauth2', appId: 'app-1', secret: 'short-secret' })
-    new TokenKeys({ mode: 'oauth2', appId: 'app-2', secret: 'also-short' })
+    new Fresh({ mode: 'oauth2', appId: 'app-1', secret: 'short-secret' })
+    new Fresh({ mode: 'oauth2', appId: 'app-2', secret: 'also-short' })
     expect(warn).toHaveBeenCalledTimes(1)
     const message = String(warn.mock.calls[0]?.[0])
     expect(message).toMatch(/^@hookguard\/core: /)
