@@ -6,18 +6,14 @@ import { type RedisClient, RedisStoreError, redisDedupeStore, redisTokenStore } 
 import { type Connected, flavours, uniquePrefix } from './clients.ts'
 
 const FINGERPRINT = 'b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c'
-const COMMAND_TIMEOUT = 300
+/**
+ * Long enough for a command to a running server to answer on a loaded machine (the steps before
+ * each outage use it too), short enough to be the bound each outage is judged by.
+ */
+const COMMAND_TIMEOUT = 1000
 /** A rejection counts as prompt when it comes within the command timeout and some scheduling slack. */
 const PROMPT_MS = COMMAND_TIMEOUT + 700
 
-// Each file has its own server: this one is stopped and restarted, which a shared REDIS_URL must not be.
-let server: RedisServer
-beforeAll(async () => {
-  server = await startRedis({ own: true })
-})
-afterAll(async () => {
-  await server?.stop().catch(() => {})
-})
 
 async function settleTime<T>(promise: Promise<T>): Promise<{ ms: number; error: unknown }> {
   const began = Date.now()
@@ -41,22 +37,30 @@ async function eventually<T>(attempt: () => Promise<T>, ms = 10_000): Promise<T>
   }
 }
 
-describe.each(flavours)('with Redis stopped mid-run, over $name', (flavour) => {
+// Each client has a server of its own, stopped and restarted, which a shared REDIS_URL must not be.
+// The clients run at once, each test of one after the other: most of their time is waiting for a
+// command timeout or a retry bound, one server's outage at a time.
+describe.concurrent.each(flavours)('with Redis stopped mid-run, over $name', (flavour) => {
+  let server: RedisServer
   let connected: Connected | undefined
   let client: RedisClient
   beforeAll(async () => {
+    server = await startRedis({ own: true })
     connected = await flavour.connect(server.url)
     client = connected.client
+    // Connected and answering before the first test's first command is timed.
+    await eventually(() => redisDedupeStore(client, { prefix: uniquePrefix() }).claim(FINGERPRINT, 1000))
   })
   afterAll(async () => {
     await connected?.close()
+    await server?.stop().catch(() => {})
   })
   afterEach(async () => {
     // Every test leaves the server running for the next.
     await eventually(() => redisDedupeStore(client, { prefix: uniquePrefix() }).claim(FINGERPRINT, 1000))
   })
 
-  it('rejects a claim promptly with store_unavailable, and claims again once Redis returns', async () => {
+  it.sequential('rejects a claim promptly with store_unavailable, and claims again once Redis returns', async () => {
     const store = redisDedupeStore(client, { prefix: uniquePrefix(), commandTimeout: COMMAND_TIMEOUT })
     expect((await store.claim(`${FINGERPRINT}0`, 30_000)).state).toBe('claimed')
     await server.stop()
@@ -73,7 +77,7 @@ describe.each(flavours)('with Redis stopped mid-run, over $name', (flavour) => {
     expect(found.state).toBe('claimed')
   })
 
-  it('rejects complete() and release() once they have been retried for their bound, so a handler never waits long on a dead Redis', async () => {
+  it.sequential('rejects complete() and release() once they have been retried for their bound, so a handler never waits long on a dead Redis', async () => {
     const store = redisDedupeStore(client, { prefix: uniquePrefix(), commandTimeout: COMMAND_TIMEOUT })
     const first = await store.claim(FINGERPRINT, 30_000)
     const second = await store.claim(`${FINGERPRINT}1`, 30_000)
@@ -90,7 +94,7 @@ describe.each(flavours)('with Redis stopped mid-run, over $name', (flavour) => {
     }
   })
 
-  it('writes a done mark sent while Redis is down once it is back within the bound, so the delivery is not run again', async () => {
+  it.sequential('writes a done mark sent while Redis is down once it is back within the bound, so the delivery is not run again', async () => {
     const store = redisDedupeStore(client, { prefix: uniquePrefix(), commandTimeout: COMMAND_TIMEOUT })
     const found = await store.claim(FINGERPRINT, 30_000)
     if (found.state !== 'claimed') throw new Error('expected a claim')
@@ -108,7 +112,7 @@ describe.each(flavours)('with Redis stopped mid-run, over $name', (flavour) => {
     expect(await store.claim(FINGERPRINT, 30_000)).toEqual({ state: 'done' })
   })
 
-  it('names neither the fingerprint, nor the server address, in the error', async () => {
+  it.sequential('names neither the fingerprint, nor the server address, in the error', async () => {
     const prefix = uniquePrefix()
     const store = redisDedupeStore(client, { prefix, commandTimeout: COMMAND_TIMEOUT })
     await server.stop()
@@ -125,7 +129,7 @@ describe.each(flavours)('with Redis stopped mid-run, over $name', (flavour) => {
     expect((error as Error).cause).toBeUndefined()
   })
 
-  it('makes a receiver answer 503 store_unavailable promptly, without the handler, and handle the retry once Redis returns', async () => {
+  it.sequential('makes a receiver answer 503 store_unavailable promptly, without the handler, and handle the retry once Redis returns', async () => {
     const secret = 'whsec-crash'
     const body = JSON.stringify({ event: 'order.paid', orderNo: FINGERPRINT })
     const receiver = createReceiver({
@@ -151,7 +155,7 @@ describe.each(flavours)('with Redis stopped mid-run, over $name', (flavour) => {
     expect(retry.ok).toBe(true)
   })
 
-  it('makes the token store reject promptly, then share tokens again once Redis returns', async () => {
+  it.sequential('makes the token store reject promptly, then share tokens again once Redis returns', async () => {
     const store = redisTokenStore(client, { key: `${uniquePrefix()}token`, commandTimeout: COMMAND_TIMEOUT })
     await server.stop()
     try {
