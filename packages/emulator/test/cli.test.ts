@@ -428,6 +428,43 @@ describe('hookguard listen', () => {
     expect(await listener.stop()).toBe(0)
   })
 
+  it('verifies with every secret of a comma-separated HOOKGUARD_SECRET, as a receiver does while rotating', async () => {
+    const listener = await listen(['--mode', 'secret'], { HOOKGUARD_SECRET: `whsec-new-4b1f,${SECRET}` })
+    for (const secret of ['whsec-new-4b1f', SECRET, 'whsec-other']) {
+      await deliver({ url: listener.url, mode: 'secret', secret, payload: sampleEvent('order.paid') })
+    }
+    expect(listener.lines()).toEqual([
+      'verified  POST /  order.paid',
+      'verified  POST /  order.paid',
+      'rejected  POST /  invalid_signature (401)',
+    ])
+    expect(await listener.stop()).toBe(0)
+  })
+
+  it('reads the user name from HOOKGUARD_USERNAME and the app id from HOOKGUARD_APPID, as inspect does', async () => {
+    const basic = await listen(['--mode', 'basic'], { HOOKGUARD_USERNAME: 'hook-user', HOOKGUARD_PASSWORD: 'right' })
+    await deliver({ url: basic.url, mode: 'basic', username: 'hook-user', password: 'right', payload: '{}' })
+    expect(basic.lines()).toEqual(['verified  POST /'])
+    expect(await basic.stop()).toBe(0)
+
+    const oauth = await listen(['--mode', 'oauth2'], { HOOKGUARD_APPID: 'app-1', HOOKGUARD_APP_SECRET: APP_SECRET })
+    const tokenUrl = `${oauth.url}/token`
+    await deliver({ url: oauth.url, mode: 'oauth2', tokenUrl, appId: 'app-1', appSecret: APP_SECRET, payload: '{}' })
+    expect(oauth.lines().slice(1)).toEqual(['token     GET /token  issued (200)', 'verified  POST /'])
+    expect(await oauth.stop()).toBe(0)
+  })
+
+  it('serves the token address at --token-path', async () => {
+    const listener = await listen(['--mode', 'oauth2', '--appid', 'app-1', '--token-path', '/oauth/token'], {
+      HOOKGUARD_APP_SECRET: APP_SECRET,
+    })
+    expect(listener.stdout()).toContain(`Token address: ${listener.url}/oauth/token\n`)
+    const tokenUrl = `${listener.url}/oauth/token`
+    await deliver({ url: `${listener.url}/hooks`, mode: 'oauth2', tokenUrl, appId: 'app-1', appSecret: APP_SECRET, payload: '{}' })
+    expect(listener.lines().slice(1)).toEqual(['token     GET /oauth/token  issued (200)', 'verified  POST /hooks'])
+    expect(await listener.stop()).toBe(0)
+  })
+
   it('replaces control characters in an event name, so a payload cannot drive the terminal', async () => {
     const listener = await listen(['--mode', 'none'])
     await deliver({ url: listener.url, mode: 'none', payload: { event: 'evil\u001b[2Jname' } })
