@@ -204,6 +204,25 @@ describe('hookguard send', () => {
     expect(server.requests[0]?.headers.authorization).toBe(header)
   })
 
+  it('takes the user name from HOOKGUARD_USERNAME and the app id from HOOKGUARD_APPID, as listen and inspect do', async () => {
+    const { username, password, header } = fixtures.basic.cases[1] as (typeof fixtures.basic.cases)[number]
+    const server = await startServer()
+    const basic = captureIo({ env: { HOOKGUARD_USERNAME: username, HOOKGUARD_PASSWORD: password } })
+    expect(await run(['send', server.url, '--mode', 'basic'], basic.io)).toBe(0)
+    expect(server.requests[0]?.headers.authorization).toBe(header)
+
+    const receiver = await receiverServer({ auth: { mode: 'oauth2', appId: 'app-1', secret: APP_SECRET } })
+    const oauth = captureIo({ env: { HOOKGUARD_APPID: 'app-1', HOOKGUARD_APP_SECRET: APP_SECRET } })
+    expect(await run(['send', `${receiver.url}/hooks`, '--mode', 'oauth2', '--token-url', `${receiver.url}/token`], oauth.io)).toBe(0)
+    const token = captureIo({ env: { HOOKGUARD_APPID: 'app-1', HOOKGUARD_APP_SECRET: APP_SECRET } })
+    expect(await run(['token', `${receiver.url}/token`], token.io)).toBe(0)
+    expect(receiver.requests.map((r) => `${r.method} ${new URL(r.url, receiver.url).pathname}`)).toEqual([
+      'GET /token',
+      'POST /hooks',
+      'GET /token',
+    ])
+  })
+
   it('fetches a token and delivers with it in mode oauth2, verified by a receiver', async () => {
     const receiver = await receiverServer({ auth: { mode: 'oauth2', appId: 'app-1', secret: APP_SECRET } })
     const { io, stdout } = captureIo({ env: { HOOKGUARD_APP_SECRET: APP_SECRET } })
@@ -275,7 +294,11 @@ describe('hookguard send', () => {
         ['send', 'http://127.0.0.1:9/', '--mode', 'secret'],
         '--secret or the HOOKGUARD_SECRET environment variable is required',
       ],
-      ['no username', ['send', 'http://127.0.0.1:9/', '--mode', 'basic', '--password', 'p'], '--username is required'],
+      [
+        'no username',
+        ['send', 'http://127.0.0.1:9/', '--mode', 'basic', '--password', 'p'],
+        '--username or the HOOKGUARD_USERNAME environment variable is required',
+      ],
       [
         'a username with a colon',
         ['send', 'http://127.0.0.1:9/', '--mode', 'basic', '--username', 'a:b', '--password', 'p'],
@@ -340,7 +363,7 @@ describe('hookguard token', () => {
   it('exits 2 without --appid, or without a secret', async () => {
     const noId = captureIo()
     expect(await run(['token', 'http://127.0.0.1:9/token', '--app-secret', 's'], noId.io)).toBe(2)
-    expect(noId.stderr()).toContain('--appid is required')
+    expect(noId.stderr()).toContain('--appid or the HOOKGUARD_APPID environment variable is required')
     const noSecret = captureIo()
     expect(await run(['token', 'http://127.0.0.1:9/token', '--appid', 'a'], noSecret.io)).toBe(2)
     expect(noSecret.stderr()).toContain('--app-secret or the HOOKGUARD_APP_SECRET environment variable is required')

@@ -204,6 +204,20 @@ function missing(name: string, { env }: OptionSpec): never {
   usage(env === undefined ? `--${name} is required` : `--${name} or the ${env} environment variable is required`)
 }
 
+/** The receiver's options that have an environment variable: the credentials. */
+export type CredentialOption = {
+  [Name in keyof typeof RECEIVER_OPTIONS]: (typeof RECEIVER_OPTIONS)[Name] extends { env: string } ? Name : never
+}[keyof typeof RECEIVER_OPTIONS]
+
+/**
+ * A credential from its flag or, failing that, the variable this table names for it: for the
+ * commands that send (`sign`, `send`, `token`), so that every command reads the same variables.
+ */
+export function credential(value: string | undefined, name: CredentialOption, env: Readonly<Record<string, string | undefined>>): string {
+  const spec: OptionSpec = RECEIVER_OPTIONS[name]
+  return present({ [name]: value ?? env[spec.env as string] }, name)
+}
+
 /** What the help of a command says around its options. */
 export interface HelpText {
   /** After `Usage: `. */

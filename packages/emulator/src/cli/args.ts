@@ -1,7 +1,6 @@
 import type { ParseArgsConfig } from 'node:util'
 import { MODES, type Mode, parseCommandLine } from '@hookguard/inspect/cli'
 import { UsageError } from './failures.ts'
-import type { CliIo } from './io.ts'
 
 type Options = NonNullable<ParseArgsConfig['options']>
 
@@ -27,16 +26,6 @@ export function wantsHelp(args: readonly string[]): boolean {
 export function required(value: string | undefined, flag: string): string {
   if (value === undefined || value === '') throw new UsageError(`${flag} is required`)
   return value
-}
-
-/**
- * A secret from its flag or, failing that, its environment variable, which keeps it out of shell
- * history and process listings.
- */
-export function secret(value: string | undefined, flag: string, envName: string, env: CliIo['env']): string {
-  const found = value ?? env[envName]
-  if (found === undefined || found === '') throw new UsageError(`${flag} or the ${envName} environment variable is required`)
-  return found
 }
 
 export function mode(value: string | undefined): Mode {

@@ -21,8 +21,9 @@ Options:
   -h, --help          Show help; 'hookguard <command> --help' for a command's
   -v, --version       Print the version
 
-Secrets not given as flags are read from HOOKGUARD_SECRET, HOOKGUARD_PASSWORD and
-HOOKGUARD_APP_SECRET, which keeps them out of shell history. No secret is ever printed.
+Credentials not given as flags are read from HOOKGUARD_SECRET, HOOKGUARD_USERNAME,
+HOOKGUARD_PASSWORD, HOOKGUARD_APPID and HOOKGUARD_APP_SECRET, by every command alike, which keeps
+them out of shell history. No secret is ever printed.
 
 Exit codes: 0 done, 1 failed (refused, unreachable), 2 usage error.
 `
@@ -42,17 +43,16 @@ Examples:
   printf '{"event":"ping"}' | hookguard sign
 `
 
-const CREDENTIALS = `  --mode secret     --secret <s> ($HOOKGUARD_SECRET) [--signature-header <name>]
-  --mode basic      --username <u> --password <p> ($HOOKGUARD_PASSWORD)`
-
 export const SEND_HELP = `Usage: hookguard send <url> --mode <mode> [credentials] [--file <path> | --event <name>]
 
 Delivers one webhook to <url> exactly as the service does (POST, JSON, authenticated per mode)
 and prints the receiver's status and body. Exits 0 on a 2xx answer, 1 otherwise.
 
 Modes and their credentials:
-${CREDENTIALS}
-  --mode oauth2     --token-url <url> --appid <id> --app-secret <s> ($HOOKGUARD_APP_SECRET)
+  --mode secret     --secret <s> ($HOOKGUARD_SECRET) [--signature-header <name>]
+  --mode basic      --username <u> ($HOOKGUARD_USERNAME) --password <p> ($HOOKGUARD_PASSWORD)
+  --mode oauth2     --token-url <url> --appid <id> ($HOOKGUARD_APPID)
+                    --app-secret <s> ($HOOKGUARD_APP_SECRET)
                     (GETs a token first, then sends it as the access_token query parameter)
   --mode none
 
@@ -91,7 +91,7 @@ GET <token_url>?appid=…&secret=…&grant_type=client_credentials, and prints t
 Exits 1 when the address refuses or answers without an access_token.
 
 Options:
-  --appid <id>            The app id
+  --appid <id>            The app id (default: $HOOKGUARD_APPID)
   --app-secret <secret>   The app secret (default: $HOOKGUARD_APP_SECRET)
   -h, --help              Show this help
 
