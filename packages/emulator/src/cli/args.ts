@@ -1,5 +1,5 @@
 import type { ParseArgsConfig } from 'node:util'
-import { MODES, type Mode, parseCommandLine } from '@hookguard/inspect/cli'
+import { MODES, type Mode, parseCommandLine, RECEIVER_OPTIONS } from '@hookguard/inspect/cli'
 import { UsageError } from './failures.ts'
 
 type Options = NonNullable<ParseArgsConfig['options']>
@@ -30,7 +30,8 @@ export function required(value: string | undefined, flag: string): string {
 
 export function mode(value: string | undefined): Mode {
   if (value === undefined) throw new UsageError(`--mode is required: ${MODES.join(', ')}`)
-  if (!(MODES as readonly string[]).includes(value)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}`)
+  const problem = RECEIVER_OPTIONS.mode.check(value)
+  if (problem !== undefined) throw new UsageError(`--mode ${problem}`)
   return value as Mode
 }
 
