@@ -204,6 +204,25 @@ describe('hookguard send', () => {
     expect(server.requests[0]?.headers.authorization).toBe(header)
   })
 
+  it('takes the user name from HOOKGUARD_USERNAME and the app id from HOOKGUARD_APPID, as listen and inspect do', async () => {
+    const { username, password, header } = fixtures.basic.cases[1] as (typeof fixtures.basic.cases)[number]
+    const server = await startServer()
+    const basic = captureIo({ env: { HOOKGUARD_USERNAME: username, HOOKGUARD_PASSWORD: password } })
+    expect(await run(['send', server.url, '--mode', 'basic'], basic.io)).toBe(0)
+    expect(server.requests[0]?.headers.authorization).toBe(header)
+
+    const receiver = await receiverServer({ auth: { mode: 'oauth2', appId: 'app-1', secret: APP_SECRET } })
+    const oauth = captureIo({ env: { HOOKGUARD_APPID: 'app-1', HOOKGUARD_APP_SECRET: APP_SECRET } })
+    expect(await run(['send', `${receiver.url}/hooks`, '--mode', 'oauth2', '--token-url', `${receiver.url}/token`], oauth.io)).toBe(0)
+    const token = captureIo({ env: { HOOKGUARD_APPID: 'app-1', HOOKGUARD_APP_SECRET: APP_SECRET } })
+    expect(await run(['token', `${receiver.url}/token`], token.io)).toBe(0)
+    expect(receiver.requests.map((r) => `${r.method} ${new URL(r.url, receiver.url).pathname}`)).toEqual([
+      'GET /token',
+      'POST /hooks',
+      'GET /token',
+    ])
+  })
+
   it('fetches a token and delivers with it in mode oauth2, verified by a receiver', async () => {
     const receiver = await receiverServer({ auth: { mode: 'oauth2', appId: 'app-1', secret: APP_SECRET } })
     const { io, stdout } = captureIo({ env: { HOOKGUARD_APP_SECRET: APP_SECRET } })
@@ -275,7 +294,11 @@ describe('hookguard send', () => {
         ['send', 'http://127.0.0.1:9/', '--mode', 'secret'],
         '--secret or the HOOKGUARD_SECRET environment variable is required',
       ],
-      ['no username', ['send', 'http://127.0.0.1:9/', '--mode', 'basic', '--password', 'p'], '--username is required'],
+      [
+        'no username',
+        ['send', 'http://127.0.0.1:9/', '--mode', 'basic', '--password', 'p'],
+        '--username or the HOOKGUARD_USERNAME environment variable is required',
+      ],
       [
         'a username with a colon',
         ['send', 'http://127.0.0.1:9/', '--mode', 'basic', '--username', 'a:b', '--password', 'p'],
@@ -340,7 +363,7 @@ describe('hookguard token', () => {
   it('exits 2 without --appid, or without a secret', async () => {
     const noId = captureIo()
     expect(await run(['token', 'http://127.0.0.1:9/token', '--app-secret', 's'], noId.io)).toBe(2)
-    expect(noId.stderr()).toContain('--appid is required')
+    expect(noId.stderr()).toContain('--appid or the HOOKGUARD_APPID environment variable is required')
     const noSecret = captureIo()
     expect(await run(['token', 'http://127.0.0.1:9/token', '--appid', 'a'], noSecret.io)).toBe(2)
     expect(noSecret.stderr()).toContain('--app-secret or the HOOKGUARD_APP_SECRET environment variable is required')
@@ -425,6 +448,43 @@ describe('hookguard listen', () => {
     await deliver({ url: listener.url, mode: 'basic', username: 'hook-user', password: 'wrong', payload: '{}' })
     await deliver({ url: listener.url, mode: 'basic', username: 'hook-user', password: 'right', payload: '{}' })
     expect(listener.lines()).toEqual(['rejected  POST /  invalid_credentials (401)', 'verified  POST /'])
+    expect(await listener.stop()).toBe(0)
+  })
+
+  it('verifies with every secret of a comma-separated HOOKGUARD_SECRET, as a receiver does while rotating', async () => {
+    const listener = await listen(['--mode', 'secret'], { HOOKGUARD_SECRET: `whsec-new-4b1f,${SECRET}` })
+    for (const secret of ['whsec-new-4b1f', SECRET, 'whsec-other']) {
+      await deliver({ url: listener.url, mode: 'secret', secret, payload: sampleEvent('order.paid') })
+    }
+    expect(listener.lines()).toEqual([
+      'verified  POST /  order.paid',
+      'verified  POST /  order.paid',
+      'rejected  POST /  invalid_signature (401)',
+    ])
+    expect(await listener.stop()).toBe(0)
+  })
+
+  it('reads the user name from HOOKGUARD_USERNAME and the app id from HOOKGUARD_APPID, as inspect does', async () => {
+    const basic = await listen(['--mode', 'basic'], { HOOKGUARD_USERNAME: 'hook-user', HOOKGUARD_PASSWORD: 'right' })
+    await deliver({ url: basic.url, mode: 'basic', username: 'hook-user', password: 'right', payload: '{}' })
+    expect(basic.lines()).toEqual(['verified  POST /'])
+    expect(await basic.stop()).toBe(0)
+
+    const oauth = await listen(['--mode', 'oauth2'], { HOOKGUARD_APPID: 'app-1', HOOKGUARD_APP_SECRET: APP_SECRET })
+    const tokenUrl = `${oauth.url}/token`
+    await deliver({ url: oauth.url, mode: 'oauth2', tokenUrl, appId: 'app-1', appSecret: APP_SECRET, payload: '{}' })
+    expect(oauth.lines().slice(1)).toEqual(['token     GET /token  issued (200)', 'verified  POST /'])
+    expect(await oauth.stop()).toBe(0)
+  })
+
+  it('serves the token address at --token-path', async () => {
+    const listener = await listen(['--mode', 'oauth2', '--appid', 'app-1', '--token-path', '/oauth/token'], {
+      HOOKGUARD_APP_SECRET: APP_SECRET,
+    })
+    expect(listener.stdout()).toContain(`Token address: ${listener.url}/oauth/token\n`)
+    const tokenUrl = `${listener.url}/oauth/token`
+    await deliver({ url: `${listener.url}/hooks`, mode: 'oauth2', tokenUrl, appId: 'app-1', appSecret: APP_SECRET, payload: '{}' })
+    expect(listener.lines().slice(1)).toEqual(['token     GET /oauth/token  issued (200)', 'verified  POST /hooks'])
     expect(await listener.stop()).toBe(0)
   })
 

@@ -1,7 +1,6 @@
-import { parseArgs } from 'node:util'
+import { inspectSettings } from './command-options.ts'
 import { startInspector } from './inspector.ts'
-import type { InspectAuth } from './options.ts'
-import { DEFAULT_PORT, DEFAULT_UI_PORT, type DeliverFunction } from './options.ts'
+import type { DeliverFunction } from './options.ts'
 import type { InspectedRecord } from './record.ts'
 import { pathOnly } from './redact.ts'
 import { jsonLine } from './view.ts'
@@ -20,102 +19,14 @@ export interface InspectCommandDeps {
   deliver?: DeliverFunction
 }
 
-const OPTIONS = {
-  'forward-to': { type: 'string' },
-  port: { type: 'string' },
-  'ui-port': { type: 'string' },
-  mode: { type: 'string' },
-  save: { type: 'string' },
-  json: { type: 'boolean' },
-  host: { type: 'string' },
-  secret: { type: 'string' },
-  'signature-header': { type: 'string' },
-  username: { type: 'string' },
-  password: { type: 'string' },
-  appid: { type: 'string' },
-  'app-secret': { type: 'string' },
-  'token-path': { type: 'string' },
-  'max-connections': { type: 'string' },
-  'max-in-flight-bytes': { type: 'string' },
-} as const
-
-const MODES = ['secret', 'basic', 'oauth2', 'none'] as const
-
-/** A mistake on the command line: its message starts with the package's name, which the `hookguard` command shows as a usage error. */
-function usage(message: string): never {
-  throw new TypeError(`@hookguard/inspect: ${message}`)
-}
-
-function portOf(value: string | undefined, fallback: number, flag: string): number {
-  if (value === undefined) return fallback
-  if (!/^\d+$/.test(value) || Number(value) > 65535) usage(`${flag} must be a whole number from 0 to 65535`)
-  return Number(value)
-}
-
-function countOf(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined
-  if (!/^[1-9]\d{0,14}$/.test(value)) usage(`${flag} must be a whole number above 0`)
-  return Number(value)
-}
-
-/** A secret from its flag or its environment variable (which keeps it out of shell history and process listings). */
-function secretOf(value: string | undefined, flag: string, envName: string, env: InspectIo['env']): string {
-  const found = value ?? env[envName]
-  if (found === undefined || found === '') usage(`${flag} or the ${envName} environment variable is required`)
-  return found
-}
-
-function authOf(values: Record<string, string | boolean | undefined>, env: InspectIo['env']): InspectAuth {
-  const mode = (values.mode as string | undefined) ?? 'secret'
-  if (!(MODES as readonly string[]).includes(mode)) usage(`--mode must be one of ${MODES.join(', ')}`)
-  switch (mode as (typeof MODES)[number]) {
-    case 'secret': {
-      // Several, comma-separated, while rotating: each is tried, as the receiver does.
-      const secrets = secretOf(values.secret as string | undefined, '--secret', 'HOOKGUARD_SECRET', env)
-        .split(',')
-        .filter((s) => s !== '')
-      return { mode: 'secret', secret: secrets }
-    }
-    case 'basic': {
-      const username = (values.username as string | undefined) ?? env.HOOKGUARD_USERNAME
-      if (!username) usage('--username or the HOOKGUARD_USERNAME environment variable is required')
-      return { mode: 'basic', username, password: secretOf(values.password as string | undefined, '--password', 'HOOKGUARD_PASSWORD', env) }
-    }
-    case 'oauth2': {
-      const appId = (values.appid as string | undefined) ?? env.HOOKGUARD_APPID
-      if (!appId) usage('--appid or the HOOKGUARD_APPID environment variable is required')
-      return {
-        mode: 'oauth2',
-        appId,
-        secret: secretOf(values['app-secret'] as string | undefined, '--app-secret', 'HOOKGUARD_APP_SECRET', env),
-      }
-    }
-    case 'none':
-      return { mode: 'none' }
-  }
-}
-
 /**
  * `hookguard inspect`: runs the inspector until `io.signal` aborts. Resolves the exit code: 0
  * when stopped, 1 when a port cannot be taken. Mistakes on the command line throw a `TypeError`
  * whose message starts with `@hookguard/inspect: `.
  */
 export async function inspectCommand(args: readonly string[], io: InspectIo, deps: InspectCommandDeps = {}): Promise<number> {
-  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] }
-  try {
-    parsed = parseArgs({ args: [...args], options: OPTIONS, allowPositionals: true, strict: true })
-  } catch (error) {
-    // parseArgs names the option, never the value given.
-    usage(String((error as Error).message).split('\n')[0] ?? 'invalid arguments')
-  }
-  const { values, positionals } = parsed
-  if (positionals.length > 0) usage(`expected no arguments besides options, got ${positionals.length}`)
-  const json = values.json === true
-  const forwardTo = values['forward-to'] as string | undefined
-  if (forwardTo !== undefined && (!URL.canParse(forwardTo) || new URL(forwardTo).protocol !== 'http:')) {
-    usage('--forward-to must be an http:// URL')
-  }
-  const host = values.host as string | undefined
+  const { json, ...settings } = inspectSettings(args, io.env)
+  const { forwardTo, host } = settings
   const write = (line: Record<string, unknown>) => io.stdout.write(`${JSON.stringify(line)}\n`)
   const onRecord = (record: InspectedRecord) => {
     if (json) write(jsonLine(record))
@@ -125,20 +36,7 @@ export async function inspectCommand(args: readonly string[], io: InspectIo, dep
   let inspector: Awaited<ReturnType<typeof startInspector>>
   try {
     inspector = await startInspector({
-      auth: authOf(values, io.env),
-      forwardTo,
-      port: portOf(values.port as string | undefined, DEFAULT_PORT, '--port'),
-      uiPort: portOf(values['ui-port'] as string | undefined, DEFAULT_UI_PORT, '--ui-port'),
-      ...(host !== undefined && { host }),
-      ...(values.save !== undefined && { save: values.save as string }),
-      ...(values['signature-header'] !== undefined && { signatureHeader: values['signature-header'] as string }),
-      ...(values['token-path'] !== undefined && { tokenPath: values['token-path'] as string }),
-      ...(values['max-connections'] !== undefined && {
-        maxConnections: countOf(values['max-connections'] as string, '--max-connections'),
-      }),
-      ...(values['max-in-flight-bytes'] !== undefined && {
-        maxInFlightBytes: countOf(values['max-in-flight-bytes'] as string, '--max-in-flight-bytes'),
-      }),
+      ...settings,
       ...(deps.deliver !== undefined && { deliver: deps.deliver }),
       onRecord,
       onWarning: (message) => io.stderr.write(`${message}\n`),
@@ -149,7 +47,7 @@ export async function inspectCommand(args: readonly string[], io: InspectIo, dep
     io.stderr.write(`hookguard: cannot listen: ${code}\n`)
     return 1
   }
-  if (host !== undefined && host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
+  if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
     io.stderr.write(
       `hookguard: warning: listening on ${host}: anyone who can reach it and learns the access token sees every delivery recorded.\n`,
     )

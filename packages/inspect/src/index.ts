@@ -3,6 +3,15 @@
 
 export type { InspectCommandDeps, InspectIo } from './command.ts'
 export { inspectCommand } from './command.ts'
+export {
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_FORWARD_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_IN_FLIGHT_BYTES,
+  DEFAULT_PORT,
+  DEFAULT_TOKEN_PATH,
+  DEFAULT_UI_PORT,
+} from './defaults.ts'
 export type { CoveredSegment, DiagnoseInput, Diagnosis, TriedVariant, VariantMatch, VariantName } from './diagnose.ts'
 export { coveredSegments, diagnose, MAX_DIAGNOSED_BODY, secretLabel } from './diagnose.ts'
 export type { DiffSegment, RecordDiff } from './diff.ts'
@@ -15,15 +24,6 @@ export { toFixture } from './fixture.ts'
 export type { Inspector } from './inspector.ts'
 export { startInspector } from './inspector.ts'
 export type { DeliverFunction, InspectAuth, InspectorOptions } from './options.ts'
-export {
-  DEFAULT_BODY_TIMEOUT_MS,
-  DEFAULT_FORWARD_TIMEOUT_MS,
-  DEFAULT_MAX_CONNECTIONS,
-  DEFAULT_MAX_IN_FLIGHT_BYTES,
-  DEFAULT_PORT,
-  DEFAULT_TOKEN_PATH,
-  DEFAULT_UI_PORT,
-} from './options.ts'
 export type { AppAnswer, InspectedRecord, RecordSource } from './record.ts'
 export type { RingOptions } from './ring.ts'
 export { COMPACT_FACTOR, DEFAULT_MAX_BYTES, DEFAULT_MAX_RECORDS, fromLine, Ring, toLine } from './ring.ts'

@@ -1,17 +1,16 @@
 import { DEFAULT_MAX_BODY_SIZE, DEFAULT_SIGNATURE_HEADER } from '@hookguard/core'
+import {
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_FORWARD_TIMEOUT_MS,
+  DEFAULT_HOST,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_IN_FLIGHT_BYTES,
+  DEFAULT_PORT,
+  DEFAULT_TOKEN_PATH,
+  DEFAULT_UI_PORT,
+} from './defaults.ts'
 import type { InspectedRecord } from './record.ts'
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_RECORDS } from './ring.ts'
-
-export const DEFAULT_PORT = 8787
-export const DEFAULT_UI_PORT = 4040
-export const DEFAULT_HOST = '127.0.0.1'
-export const DEFAULT_TOKEN_PATH = '/token'
-export const DEFAULT_FORWARD_TIMEOUT_MS = 30_000
-export const DEFAULT_BODY_TIMEOUT_MS = 30_000
-/** Connections the receiving address serves at once; past it, 503 `inspector_busy`. */
-export const DEFAULT_MAX_CONNECTIONS = 128
-/** Bytes of bodies still arriving (or waiting for their record) held at once: 32 bodies at the default size limit. */
-export const DEFAULT_MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024
 
 /** The settings hookguard verifies with: the app's own, so that the two verdicts can be compared. */
 export type InspectAuth =

@@ -1,9 +1,6 @@
-import { type ParseArgsConfig, parseArgs } from 'node:util'
+import type { ParseArgsConfig } from 'node:util'
+import { MODES, type Mode, parseCommandLine, RECEIVER_OPTIONS } from '@hookguard/inspect/cli'
 import { UsageError } from './failures.ts'
-import type { CliIo } from './io.ts'
-
-export const MODES = ['secret', 'basic', 'oauth2', 'none'] as const
-export type Mode = (typeof MODES)[number]
 
 type Options = NonNullable<ParseArgsConfig['options']>
 
@@ -13,20 +10,9 @@ export interface Parsed<T extends Options> {
   positionals: string[]
 }
 
-/**
- * `parseArgs`, strict, with positionals allowed. Its messages name the option, never the value
- * given, so they are safe to show even when the value was a secret.
- */
+/** `parseArgs`, strict, with positionals allowed, as `listen` and `inspect` parse their options. */
 export function parseCommand<T extends Options>(args: readonly string[], options: T): Parsed<T> {
-  try {
-    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true }) as Parsed<T>
-  } catch (error) {
-    throw new UsageError(
-      String((error as Error).message)
-        .split('\n')[0]
-        ?.replace(/\. To specify a positional.*$/, '') ?? 'invalid arguments',
-    )
-  }
+  return parseCommandLine(args, options) as Parsed<T>
 }
 
 export function wantsHelp(args: readonly string[]): boolean {
@@ -42,27 +28,11 @@ export function required(value: string | undefined, flag: string): string {
   return value
 }
 
-/**
- * A secret from its flag or, failing that, its environment variable, which keeps it out of shell
- * history and process listings.
- */
-export function secret(value: string | undefined, flag: string, envName: string, env: CliIo['env']): string {
-  const found = value ?? env[envName]
-  if (found === undefined || found === '') throw new UsageError(`${flag} or the ${envName} environment variable is required`)
-  return found
-}
-
 export function mode(value: string | undefined): Mode {
   if (value === undefined) throw new UsageError(`--mode is required: ${MODES.join(', ')}`)
-  if (!(MODES as readonly string[]).includes(value)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}`)
+  const problem = RECEIVER_OPTIONS.mode.check(value)
+  if (problem !== undefined) throw new UsageError(`--mode ${problem}`)
   return value as Mode
-}
-
-export function port(value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  const n = Number(value)
-  if (!/^\d+$/.test(value) || n > 65535) throw new UsageError('--port must be a whole number from 0 to 65535')
-  return n
 }
 
 export function httpUrl(value: string | undefined, name: string): string {

@@ -1,27 +1,23 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
-import type { WebhookAuth, WebhookOptions } from '@hookguard/core'
+import type { WebhookOptions } from '@hookguard/core'
 import { tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/hono'
+import { RECEIVER_OPTIONS, type ReceiverSettings, readOptions, receiverSettings, withDefaults } from '@hookguard/inspect/cli'
 import { Hono } from 'hono'
-import { atMostPositionals, mode, parseCommand, port, required, secret } from '../args.ts'
 import { CommandFailure } from '../failures.ts'
 import { type CliIo, painter } from '../io.ts'
 
 const HOST = '127.0.0.1'
 const DEFAULT_PORT = 3000
-const TOKEN_PATH = '/token'
 
-const OPTIONS = {
-  mode: { type: 'string' },
-  port: { type: 'string' },
-  secret: { type: 'string' },
-  'signature-header': { type: 'string' },
-  username: { type: 'string' },
-  password: { type: 'string' },
-  appid: { type: 'string' },
-  'app-secret': { type: 'string' },
-} as const
+/** `hookguard listen`'s options: the receiver's, which it shares with `hookguard inspect`, with its own defaults. */
+export const LISTEN_OPTIONS = withDefaults(RECEIVER_OPTIONS, { port: String(DEFAULT_PORT) })
+
+/** `hookguard listen`'s command line and environment, read and checked, as `hookguard inspect` reads them. */
+export function listenSettings(args: readonly string[], env: CliIo['env']): ReceiverSettings {
+  return receiverSettings(readOptions(args, LISTEN_OPTIONS, env))
+}
 
 /** What one line of `listen` reports. */
 type Outcome = { kind: 'verified'; event: string | undefined } | { kind: 'rejected' | 'token'; code: string; status: number }
@@ -32,11 +28,8 @@ type Outcome = { kind: 'verified'; event: string | undefined } | { kind: 'reject
  * `io.signal` aborts.
  */
 export async function listenCommand(args: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCommand(args, OPTIONS)
-  atMostPositionals(positionals, 0, 'no arguments besides options')
-  const chosen = mode(values.mode)
-  const options: WebhookOptions = { auth: auth(chosen, values, io), signatureHeader: values['signature-header'] }
-  const listenPort = port(values.port, DEFAULT_PORT)
+  const { auth, port: listenPort, signatureHeader, tokenPath } = listenSettings(args, io.env)
+  const options: WebhookOptions = { auth, signatureHeader }
 
   const paint = painter(io.stdout, io.env)
   const report = (method: string, path: string, outcome: Outcome) => {
@@ -50,7 +43,7 @@ export async function listenCommand(args: readonly string[], io: CliIo): Promise
   }
 
   // Built before listening, so that settings the middleware refuses fail at startup.
-  const app = receiverApp(options, report)
+  const app = receiverApp(options, tokenPath, report)
   const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
@@ -60,8 +53,8 @@ export async function listenCommand(args: readonly string[], io: CliIo): Promise
   })
   const { port: actual } = server.address() as AddressInfo
   const base = `http://${HOST}:${actual}`
-  io.stdout.write(`Listening on ${base}/ (mode ${chosen}); Ctrl-C to stop.\n`)
-  if (chosen === 'oauth2') io.stdout.write(`Token address: ${base}${TOKEN_PATH}\n`)
+  io.stdout.write(`Listening on ${base}/ (mode ${auth.mode}); Ctrl-C to stop.\n`)
+  if (auth.mode === 'oauth2') io.stdout.write(`Token address: ${base}${tokenPath}\n`)
 
   await aborted(io.signal)
   await new Promise<void>((resolve) => {
@@ -73,29 +66,9 @@ export async function listenCommand(args: readonly string[], io: CliIo): Promise
   return 0
 }
 
-function auth(chosen: WebhookAuth['mode'], values: Record<string, string | undefined>, io: CliIo): WebhookAuth {
-  switch (chosen) {
-    case 'secret':
-      return { mode: 'secret', secret: secret(values.secret, '--secret', 'HOOKGUARD_SECRET', io.env) }
-    case 'basic':
-      return {
-        mode: 'basic',
-        username: required(values.username, '--username'),
-        password: secret(values.password, '--password', 'HOOKGUARD_PASSWORD', io.env),
-      }
-    case 'oauth2':
-      return {
-        mode: 'oauth2',
-        appId: required(values.appid, '--appid'),
-        secret: secret(values['app-secret'], '--app-secret', 'HOOKGUARD_APP_SECRET', io.env),
-      }
-    case 'none':
-      return { mode: 'none' }
-  }
-}
-
 function receiverApp(
   options: WebhookOptions,
+  tokenPath: string,
   report: (method: string, path: string, outcome: Outcome) => void,
 ): Hono<{ Variables: Partial<WebhookVariables> }> {
   // Partial: this outer middleware runs on every route, and webhook() has set a delivery only on
@@ -108,7 +81,7 @@ function receiverApp(
   app.use('*', async (c, next) => {
     await next()
     const { method, path } = c.req
-    if (oauth && path === TOKEN_PATH) {
+    if (oauth && path === tokenPath) {
       report(method, path, { kind: 'token', code: c.res.ok ? 'issued' : await errorCode(c.res), status: c.res.status })
       return
     }
@@ -121,7 +94,7 @@ function receiverApp(
       report(method, path, { kind: 'rejected', code: await errorCode(c.res), status: c.res.status })
     }
   })
-  if (oauth) app.all(TOKEN_PATH, tokenEndpoint(options))
+  if (oauth) app.all(tokenPath, tokenEndpoint(options))
   app.post('*', webhook(options), (c) => c.json({ received: true }))
   return app
 }

@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http'
+import { credential } from '@hookguard/inspect/cli'
 import { type DeliverOptions, deliver } from '../../deliver.ts'
 import { SAMPLE_EVENT_NAMES, type SampleEventName, sampleEvent } from '../../samples.ts'
-import { atMostPositionals, httpUrl, mode, parseCommand, required, secret } from '../args.ts'
+import { atMostPositionals, httpUrl, mode, parseCommand } from '../args.ts'
 import { UsageError } from '../failures.ts'
 import { type CliIo, painter, readBody } from '../io.ts'
 
@@ -32,7 +33,7 @@ export async function sendCommand(args: readonly string[], io: CliIo): Promise<n
       options = {
         ...base,
         mode: 'secret',
-        secret: secret(values.secret, '--secret', 'HOOKGUARD_SECRET', io.env),
+        secret: credential(values.secret, 'secret', io.env),
         signatureHeader: values['signature-header'],
       }
       break
@@ -40,8 +41,8 @@ export async function sendCommand(args: readonly string[], io: CliIo): Promise<n
       options = {
         ...base,
         mode: 'basic',
-        username: required(values.username, '--username'),
-        password: secret(values.password, '--password', 'HOOKGUARD_PASSWORD', io.env),
+        username: credential(values.username, 'username', io.env),
+        password: credential(values.password, 'password', io.env),
       }
       break
     case 'oauth2':
@@ -49,8 +50,8 @@ export async function sendCommand(args: readonly string[], io: CliIo): Promise<n
         ...base,
         mode: 'oauth2',
         tokenUrl: httpUrl(values['token-url'], '--token-url'),
-        appId: required(values.appid, '--appid'),
-        appSecret: secret(values['app-secret'], '--app-secret', 'HOOKGUARD_APP_SECRET', io.env),
+        appId: credential(values.appid, 'appid', io.env),
+        appSecret: credential(values['app-secret'], 'app-secret', io.env),
       }
       break
     case 'none':

@@ -1,5 +1,6 @@
+import { credential } from '@hookguard/inspect/cli'
 import { requestToken } from '../../token.ts'
-import { atMostPositionals, httpUrl, parseCommand, required, secret } from '../args.ts'
+import { atMostPositionals, httpUrl, parseCommand } from '../args.ts'
 import { UsageError } from '../failures.ts'
 import type { CliIo } from '../io.ts'
 
@@ -19,8 +20,8 @@ export async function tokenCommand(args: readonly string[], io: CliIo): Promise<
   }
   atMostPositionals(positionals, 1, 'one token URL')
   const tokenUrl = httpUrl(positionals[0], '<token_url>')
-  const appId = required(values.appid, '--appid')
-  const appSecret = secret(values['app-secret'], '--app-secret', 'HOOKGUARD_APP_SECRET', io.env)
+  const appId = credential(values.appid, 'appid', io.env)
+  const appSecret = credential(values['app-secret'], 'app-secret', io.env)
 
   const answer = await requestToken({ tokenUrl, appId, appSecret, fetch: io.fetch, signal: io.signal })
   io.stdout.write(`${JSON.stringify(answer, null, 2)}\n`)

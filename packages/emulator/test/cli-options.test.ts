@@ -1,0 +1,147 @@
+import { INSPECT_OPTIONS, inspectSettings, type OptionTable, RECEIVER_OPTIONS, type ReceiverSettings } from '@hookguard/inspect/cli'
+import { describe, expect, it } from 'vitest'
+import { LISTEN_OPTIONS, listenSettings } from '../src/cli/commands/listen.ts'
+import { run } from '../src/cli/run.ts'
+import { captureIo } from './helpers.ts'
+
+// `hookguard listen` and `hookguard inspect` take the receiver's options from one table: given the
+// same command line and environment, both read the same settings, refuse the same mistakes in the
+// same words, and list every option in their help.
+
+type Env = Record<string, string>
+type Case = { args: string[]; env: Env; expected: ReceiverSettings }
+
+const HEADER = 'X-Service-Hmac-Signature'
+const settings = (auth: ReceiverSettings['auth'], others: Partial<ReceiverSettings> = {}): ReceiverSettings => ({
+  auth,
+  port: 0,
+  signatureHeader: HEADER,
+  tokenPath: '/token',
+  ...others,
+})
+
+// `--port 0` in every case: each command has its own default port, the one thing they differ in.
+const CASES: Case[] = [
+  { args: ['--mode', 'none'], env: {}, expected: settings({ mode: 'none' }) },
+  { args: ['--mode', 'secret', '--secret', 's-1'], env: {}, expected: settings({ mode: 'secret', secret: ['s-1'] }) },
+  {
+    args: ['--mode', 'secret', '--signature-header', 'X-Sig'],
+    env: { HOOKGUARD_SECRET: 's-new,s-old' },
+    expected: settings({ mode: 'secret', secret: ['s-new', 's-old'] }, { signatureHeader: 'X-Sig' }),
+  },
+  {
+    args: ['--mode=secret', '--secret=a,,b,'],
+    env: { HOOKGUARD_SECRET: 'ignored' },
+    expected: settings({ mode: 'secret', secret: ['a', 'b'] }),
+  },
+  {
+    args: ['--mode', 'basic', '--username', 'u-flag', '--password', 'p-flag'],
+    env: { HOOKGUARD_USERNAME: 'u-env', HOOKGUARD_PASSWORD: 'p-env' },
+    expected: settings({ mode: 'basic', username: 'u-flag', password: 'p-flag' }),
+  },
+  {
+    args: ['--mode', 'basic'],
+    env: { HOOKGUARD_USERNAME: 'u-env', HOOKGUARD_PASSWORD: 'p-env' },
+    expected: settings({ mode: 'basic', username: 'u-env', password: 'p-env' }),
+  },
+  {
+    args: ['--mode', 'oauth2', '--appid', 'app-flag', '--app-secret', 'as-flag', '--token-path', '/oauth/token'],
+    env: {},
+    expected: settings({ mode: 'oauth2', appId: 'app-flag', secret: 'as-flag' }, { tokenPath: '/oauth/token' }),
+  },
+  {
+    args: ['--mode', 'oauth2', '--port', '65535'],
+    env: { HOOKGUARD_APPID: 'app-env', HOOKGUARD_APP_SECRET: 'as-env' },
+    expected: settings({ mode: 'oauth2', appId: 'app-env', secret: 'as-env' }, { port: 65535 }),
+  },
+]
+
+/** The receiver's part of what `inspect` reads. */
+function inspectReceiver(args: string[], env: Env): ReceiverSettings {
+  const { auth, port, signatureHeader, tokenPath } = inspectSettings(args, env)
+  return { auth, port, signatureHeader, tokenPath }
+}
+
+describe('the options hookguard listen and hookguard inspect share', () => {
+  it.each(CASES)('read the same settings from $args and $env', ({ args, env, expected }) => {
+    expect(listenSettings(['--port', '0', ...args], env)).toEqual(expected)
+    expect(inspectReceiver(['--port', '0', ...args], env)).toEqual(expected)
+  })
+
+  it('are each given, by flag and by environment variable, in the cases above', () => {
+    const flags = new Set(CASES.flatMap(({ args }) => args.filter((arg) => arg.startsWith('--')).map((arg) => arg.replace(/=.*$/, ''))))
+    const variables = new Set(CASES.flatMap(({ env }) => Object.keys(env)))
+    for (const [name, spec] of Object.entries(RECEIVER_OPTIONS as OptionTable)) {
+      expect(flags, name).toContain(`--${name}`)
+      if (spec.env !== undefined) expect(variables, name).toContain(spec.env)
+    }
+  })
+
+  it('are all taken by both commands', () => {
+    for (const name of Object.keys(RECEIVER_OPTIONS)) {
+      expect(Object.keys(LISTEN_OPTIONS)).toContain(name)
+      expect(Object.keys(INSPECT_OPTIONS)).toContain(name)
+    }
+  })
+
+  it.each([
+    ['an unknown option', ['--mode', 'none', '--secrte=hunter2']],
+    ['an option without its value', ['--mode', 'none', '--port']],
+    ['an unknown short option', ['--mode', 'none', '-xhunter2']],
+    ['a port out of range', ['--mode', 'none', '--port', '70000']],
+    ['an unknown mode', ['--mode', 'hunter2']],
+    ['an argument besides the options', ['--mode', 'none', 'hunter2']],
+    ['no secret', ['--mode', 'secret']],
+    ['only commas for secrets', ['--mode', 'secret', '--secret', ',,']],
+    ['no user name', ['--mode', 'basic', '--password', 'hunter2']],
+    ['an empty password', ['--mode', 'basic', '--username', 'u', '--password', '']],
+    ['no app secret', ['--mode', 'oauth2', '--appid', 'a']],
+    ['a token path that is not a path', ['--mode', 'oauth2', '--appid', 'a', '--app-secret', 'hunter2', '--token-path', 'hunter2']],
+  ])('are refused in the same words by both, with exit code 2 and no value quoted, for %s', async (_what, args) => {
+    const answers = await Promise.all(
+      ['listen', 'inspect'].map(async (command) => {
+        const { io, stdout, stderr } = captureIo({ env: { HOOKGUARD_PASSWORD: 'hunter2' } })
+        const code = await run([command, ...args], io)
+        return { code, stdout: stdout(), stderr: stderr().replace(`hookguard ${command} --help`, 'hookguard <command> --help') }
+      }),
+    )
+    expect(answers[0]?.code).toBe(2)
+    expect(answers[0]?.stdout).toBe('')
+    expect(answers[0]?.stderr).toMatch(/^hookguard: \S.*\nRun 'hookguard <command> --help' for usage\.\n$/)
+    expect(answers[0]?.stderr).not.toContain('hunter2')
+    expect(answers[1]).toEqual(answers[0])
+  })
+})
+
+describe.each([
+  ['listen', LISTEN_OPTIONS],
+  ['inspect', INSPECT_OPTIONS],
+] as const)('hookguard %s --help', (command, table: OptionTable) => {
+  it('lists every option of its table, with its value, its variable and its default', async () => {
+    const { io, stdout } = captureIo()
+    expect(await run([command, '--help'], io)).toBe(0)
+    const lines = stdout().split('\n')
+    for (const [name, spec] of Object.entries(table)) {
+      const line = lines.find((text) => text.startsWith(`  --${name}${spec.value === undefined ? '' : ` ${spec.value}`} `))
+      expect(line, name).toBeDefined()
+      expect(line, name).toContain(spec.help)
+      if (spec.env !== undefined) expect(line, name).toContain(`$${spec.env}`)
+      if (spec.default !== undefined) expect(line, name).toContain(`(default: ${spec.default})`)
+    }
+  })
+
+  it('names no option that the command does not take', async () => {
+    const { io, stdout } = captureIo()
+    await run([command, '--help'], io)
+    for (const [, name] of stdout().matchAll(/(?<![\w-])--([a-z][a-z-]*)/g)) {
+      if (name !== 'help') expect(Object.keys(table), `--${name}`).toContain(name)
+    }
+  })
+
+  it('never shows a credential held in the environment', async () => {
+    const env = { HOOKGUARD_SECRET: 'canary-secret', HOOKGUARD_PASSWORD: 'canary-password', HOOKGUARD_APP_SECRET: 'canary-app' }
+    const { io, stdout, stderr } = captureIo({ env })
+    expect(await run([command, '--mode', 'secret', '--help'], io)).toBe(0)
+    expect(`${stdout()}${stderr()}`).not.toMatch(/canary/)
+  })
+})

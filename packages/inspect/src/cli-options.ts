@@ -1,0 +1,261 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util'
+import { DEFAULT_SIGNATURE_HEADER } from '@hookguard/core'
+import { DEFAULT_TOKEN_PATH } from './defaults.ts'
+
+// The command-line options of the two commands that receive deliveries, `hookguard listen` and
+// `hookguard inspect`, declared once: their names, values, environment variables, help and checks.
+// It lives here, below the emulator (which owns the `hookguard` command and depends on this
+// package), so that both commands read it without a circle, and it imports no server: the
+// emulator loads it for `listen` without loading the inspector.
+
+export const MODES = ['secret', 'basic', 'oauth2', 'none'] as const
+export type Mode = (typeof MODES)[number]
+
+/** One option of a command line. */
+export interface OptionSpec {
+  /** `string` takes a value; `boolean` is a switch. */
+  type: 'string' | 'boolean'
+  short?: string
+  /** The value's placeholder in the help (`<n>`). */
+  value?: string
+  /**
+   * Read when the flag is absent. Credentials belong there: a flag's value ends up in shell
+   * history and in the process list.
+   */
+  env?: string
+  /** The mode the option belongs to: the help lists it under that mode. */
+  mode?: Mode
+  /** What the help says, without its default or its variable (both are added from here). */
+  help: string
+  /** Used when neither the flag nor its variable is given; shown in the help, so never a credential. */
+  default?: string
+  /** Refused when absent and without a default. */
+  required?: boolean
+  /** Why the value is refused, or `undefined`. Never quotes the value: it may be a secret. */
+  check?: (value: string) => string | undefined
+}
+
+export type OptionTable = Readonly<Record<string, OptionSpec>>
+
+/** What a command's options hold once read: the flag's value, else its variable's, else the default. */
+export type OptionValues = Readonly<Record<string, string | boolean | undefined>>
+
+/** For ports: 0 asks the system for a free one. */
+export const checkPort = (value: string) =>
+  /^\d{1,5}$/.test(value) && Number(value) <= 65535 ? undefined : 'must be a whole number from 0 to 65535'
+
+/** For counts and sizes: a whole number above 0 that a `Number` holds exactly. */
+export const checkCount = (value: string) => (/^[1-9]\d{0,14}$/.test(value) ? undefined : 'must be a whole number above 0')
+
+/**
+ * The options `listen` and `inspect` share: what a receiver needs to verify as the user's app
+ * does. A command sets its own defaults with {@link withDefaults}.
+ */
+export const RECEIVER_OPTIONS = {
+  mode: {
+    type: 'string',
+    value: '<mode>',
+    required: true,
+    help: `The authentication mode your app uses: ${MODES.join(', ')}`,
+    check: (value) => ((MODES as readonly string[]).includes(value) ? undefined : `must be one of ${MODES.join(', ')}`),
+  },
+  port: { type: 'string', value: '<n>', help: 'Where deliveries are received; 0 picks a free port', check: checkPort },
+  secret: {
+    type: 'string',
+    value: '<s>',
+    env: 'HOOKGUARD_SECRET',
+    mode: 'secret',
+    // Both commands are receivers, and a receiver takes several secrets while one is rotated out.
+    help: 'The signing secret; several, comma-separated, while rotating',
+  },
+  'signature-header': {
+    type: 'string',
+    value: '<name>',
+    mode: 'secret',
+    help: 'The header the signature travels in',
+    default: DEFAULT_SIGNATURE_HEADER,
+  },
+  username: { type: 'string', value: '<u>', env: 'HOOKGUARD_USERNAME', mode: 'basic', help: 'The user name' },
+  password: { type: 'string', value: '<p>', env: 'HOOKGUARD_PASSWORD', mode: 'basic', help: 'The password' },
+  appid: { type: 'string', value: '<id>', env: 'HOOKGUARD_APPID', mode: 'oauth2', help: 'The app id' },
+  'app-secret': { type: 'string', value: '<s>', env: 'HOOKGUARD_APP_SECRET', mode: 'oauth2', help: 'The app secret' },
+  'token-path': {
+    type: 'string',
+    value: '<path>',
+    mode: 'oauth2',
+    help: 'Where the token acquisition address is',
+    default: DEFAULT_TOKEN_PATH,
+    check: (value) => (value.startsWith('/') ? undefined : 'must start with /'),
+  },
+} as const satisfies OptionTable
+
+/** `table` with other defaults (a command's own port, its default mode). */
+export function withDefaults<T extends OptionTable>(table: T, defaults: { readonly [Name in keyof T]?: string }): T {
+  const out: Record<string, OptionSpec> = { ...table }
+  for (const [name, value] of Object.entries(defaults)) {
+    const spec = out[name]
+    if (spec !== undefined && value !== undefined) out[name] = { ...spec, default: value }
+  }
+  return out as T
+}
+
+/** A mistake on the command line: `hookguard` shows it as a usage error (exit code 2) with a pointer to the command's help. */
+export function usage(message: string): never {
+  throw new TypeError(`@hookguard/inspect: ${message}`)
+}
+
+/**
+ * `parseArgs`, strict, with positionals left to the caller. Its messages name the option, never
+ * the value given, so they are safe to show even when the value was a secret.
+ */
+export function parseCommandLine(
+  args: readonly string[],
+  options: NonNullable<ParseArgsConfig['options']>,
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true }) as ReturnType<typeof parseCommandLine>
+  } catch (error) {
+    // Its advice on positionals starting with '-' is about a command that takes them as data.
+    usage(
+      String((error as Error).message)
+        .split('\n')[0]
+        ?.replace(/\. To specify a positional.*$/, '') ?? 'invalid arguments',
+    )
+  }
+}
+
+/**
+ * Reads a command line against `table`: strict (an unknown option, a missing value and any
+ * argument besides the options are refused), then each option from its flag, else its environment
+ * variable, else its default, and checked. Messages name the option and the variable, never a
+ * value: a mistyped flag can leave a secret where a name was expected.
+ */
+export function readOptions(args: readonly string[], table: OptionTable, env: Readonly<Record<string, string | undefined>>): OptionValues {
+  const { values, positionals } = parseCommandLine(
+    args,
+    Object.fromEntries(Object.entries(table).map(([name, { type, short }]) => [name, short === undefined ? { type } : { type, short }])),
+  )
+  // Not quoted: a mistyped flag can leave a secret among them.
+  if (positionals.length > 0) usage(`expected no arguments besides options, got ${positionals.length}`)
+  const read: Record<string, string | boolean | undefined> = {}
+  for (const [name, spec] of Object.entries(table)) {
+    const value = values[name] ?? (spec.env === undefined ? undefined : env[spec.env]) ?? spec.default
+    if (value === undefined && spec.required) missing(name, spec)
+    if (typeof value === 'string') {
+      const problem = spec.check?.(value)
+      if (problem !== undefined) usage(`--${name} ${problem}`)
+    }
+    read[name] = value
+  }
+  return read
+}
+
+/** The credentials a receiver checks: what `@hookguard/core`'s `WebhookAuth` and the inspector's `InspectAuth` both take. */
+export type ReceiverAuth =
+  | { mode: 'secret'; secret: string[] }
+  | { mode: 'basic'; username: string; password: string }
+  | { mode: 'oauth2'; appId: string; secret: string }
+  | { mode: 'none' }
+
+/** The shared options, read: the same for `listen` and `inspect` given the same command line and environment. */
+export interface ReceiverSettings {
+  auth: ReceiverAuth
+  port: number
+  signatureHeader: string
+  tokenPath: string
+}
+
+/** The receiver's settings from options read with {@link readOptions} over a table that holds {@link RECEIVER_OPTIONS}. */
+export function receiverSettings(values: OptionValues): ReceiverSettings {
+  return {
+    auth: authFor(values.mode as Mode, values),
+    port: Number(values.port),
+    signatureHeader: values['signature-header'] as string,
+    tokenPath: values['token-path'] as string,
+  }
+}
+
+function authFor(mode: Mode, values: OptionValues): ReceiverAuth {
+  switch (mode) {
+    case 'secret': {
+      const secrets = present(values, 'secret')
+        .split(',')
+        .filter((secret) => secret !== '')
+      if (secrets.length === 0) missing('secret', RECEIVER_OPTIONS.secret)
+      return { mode, secret: secrets }
+    }
+    case 'basic':
+      return { mode, username: present(values, 'username'), password: present(values, 'password') }
+    case 'oauth2':
+      return { mode, appId: present(values, 'appid'), secret: present(values, 'app-secret') }
+    case 'none':
+      return { mode }
+  }
+}
+
+/** A credential's value; an empty one is missing, so that an unset variable never opens a receiver. */
+function present(values: OptionValues, name: keyof typeof RECEIVER_OPTIONS): string {
+  const value = values[name]
+  if (typeof value !== 'string' || value === '') missing(name, RECEIVER_OPTIONS[name])
+  return value
+}
+
+function missing(name: string, { env }: OptionSpec): never {
+  usage(env === undefined ? `--${name} is required` : `--${name} or the ${env} environment variable is required`)
+}
+
+/** The receiver's options that have an environment variable: the credentials. */
+export type CredentialOption = {
+  [Name in keyof typeof RECEIVER_OPTIONS]: (typeof RECEIVER_OPTIONS)[Name] extends { env: string } ? Name : never
+}[keyof typeof RECEIVER_OPTIONS]
+
+/**
+ * A credential from its flag or, failing that, the variable this table names for it: for the
+ * commands that send (`sign`, `send`, `token`), so that every command reads the same variables.
+ */
+export function credential(value: string | undefined, name: CredentialOption, env: Readonly<Record<string, string | undefined>>): string {
+  const spec: OptionSpec = RECEIVER_OPTIONS[name]
+  return present({ [name]: value ?? env[spec.env as string] }, name)
+}
+
+/** What the help of a command says around its options. */
+export interface HelpText {
+  /** After `Usage: `. */
+  usage: string
+  /** What the command does, as paragraphs. */
+  about: string
+  /** The command's options: {@link RECEIVER_OPTIONS} first, then its own. */
+  options: OptionTable
+  /** After the options: notes and examples. */
+  footer: string
+}
+
+const HELP_FLAG: OptionSpec = { type: 'boolean', short: 'h', help: 'Show this help' }
+
+/**
+ * A command's help, from its table, so that it lists every option the command takes, and only
+ * those. Variables are named, never read: a credential in the environment never reaches the help.
+ */
+export function helpText({ usage, about, options, footer }: HelpText): string {
+  const entries = [...Object.entries(options), ['help', HELP_FLAG] as const]
+  const flag = (name: string, spec: OptionSpec) =>
+    `${spec.short === undefined ? '' : `-${spec.short}, `}--${name}${spec.value === undefined ? '' : ` ${spec.value}`}`
+  const width = Math.max(...entries.map(([name, spec]) => flag(name, spec).length)) + 2
+  const line = ([name, spec]: readonly [string, OptionSpec]) => {
+    const notes = [
+      spec.env === undefined ? '' : ` (default: $${spec.env})`,
+      spec.default !== undefined ? ` (default: ${spec.default})` : spec.required ? ' (required)' : '',
+    ]
+    return `  ${flag(name, spec).padEnd(width)}${spec.help}${notes.join('')}\n`
+  }
+  const general = entries.filter(([, spec]) => spec.mode === undefined)
+  const perMode = MODES.map((mode) => [mode, entries.filter(([, spec]) => spec.mode === mode)] as const).filter(
+    ([, list]) => list.length > 0,
+  )
+  return [
+    `Usage: ${usage}\n\n${about}\n`,
+    `Options:\n${general.map(line).join('')}`,
+    ...perMode.map(([mode, list]) => `Mode ${mode}:\n${list.map(line).join('')}`),
+    footer,
+  ].join('\n')
+}

@@ -1,0 +1,96 @@
+import {
+  checkCount,
+  checkPort,
+  helpText,
+  type OptionTable,
+  RECEIVER_OPTIONS,
+  type ReceiverSettings,
+  readOptions,
+  receiverSettings,
+  withDefaults,
+} from './cli-options.ts'
+import { DEFAULT_HOST, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_PORT, DEFAULT_UI_PORT } from './defaults.ts'
+
+/** `hookguard inspect`'s options: the receiver's, with the inspector's own after them. */
+export const INSPECT_OPTIONS = {
+  ...withDefaults(RECEIVER_OPTIONS, { mode: 'secret', port: String(DEFAULT_PORT) }),
+  'forward-to': {
+    type: 'string',
+    value: '<url>',
+    help: "Your app (http://localhost:3000); the request's path and query are appended",
+    check: (value) => (URL.canParse(value) && new URL(value).protocol === 'http:' ? undefined : 'must be an http:// URL'),
+  },
+  'ui-port': {
+    type: 'string',
+    value: '<n>',
+    help: "The page's port; 0 picks a free port",
+    default: String(DEFAULT_UI_PORT),
+    check: checkPort,
+  },
+  save: { type: 'string', value: '<file>', help: 'Keep records in an NDJSON file, reloaded on the next start' },
+  json: { type: 'boolean', help: 'One JSON object a line on stdout: ready, then each delivery and token request' },
+  host: {
+    type: 'string',
+    value: '<host>',
+    help: 'Where both servers listen; any other than loopback is warned about: it exposes what is recorded',
+    default: DEFAULT_HOST,
+  },
+  'max-connections': {
+    type: 'string',
+    value: '<n>',
+    help: 'Connections served at once; past it, 503',
+    default: String(DEFAULT_MAX_CONNECTIONS),
+    check: checkCount,
+  },
+  'max-in-flight-bytes': {
+    type: 'string',
+    value: '<n>',
+    help: 'Bytes of bodies held at once; past it, 503',
+    default: String(DEFAULT_MAX_IN_FLIGHT_BYTES),
+    check: checkCount,
+  },
+} as const satisfies OptionTable
+
+export const INSPECT_HELP = helpText({
+  usage: 'hookguard inspect [--mode <mode>] [--forward-to <url>] [--port <n>] [--ui-port <n>] [options]',
+  about: `Receives deliveries on http://127.0.0.1:<port>/ and records each one's exact bytes. With
+--forward-to it stands in front of your app: each request goes on unchanged, the app's answer
+comes back, and hookguard's own verdict (with the same settings) is recorded beside it, flagged
+when the two disagree. Without it, it answers as hookguard would. A page on
+http://127.0.0.1:<ui-port>/ shows every delivery live: headers, bytes, the text the signature
+covers, why a signature failed, replay, edit and resend, forged presets, exports, diff.`,
+  options: INSPECT_OPTIONS,
+  footer: `Credentials are best given in the environment, where they stay out of shell history and the
+process list. The page needs the access token printed with its address (one per run). Runs until
+Ctrl-C.
+
+Example:
+  HOOKGUARD_SECRET=whsec-… hookguard inspect --mode secret --forward-to http://localhost:3000
+`,
+})
+
+/** What `hookguard inspect` runs with: the receiver's settings and the inspector's own. */
+export interface InspectSettings extends ReceiverSettings {
+  forwardTo: string | undefined
+  uiPort: number
+  save: string | undefined
+  json: boolean
+  host: string
+  maxConnections: number
+  maxInFlightBytes: number
+}
+
+/** `hookguard inspect`'s command line and environment, read and checked; a mistake throws a `TypeError` starting `@hookguard/inspect: `. */
+export function inspectSettings(args: readonly string[], env: Readonly<Record<string, string | undefined>>): InspectSettings {
+  const values = readOptions(args, INSPECT_OPTIONS, env)
+  return {
+    ...receiverSettings(values),
+    forwardTo: values['forward-to'] as string | undefined,
+    uiPort: Number(values['ui-port']),
+    save: values.save as string | undefined,
+    json: values.json === true,
+    host: values.host as string,
+    maxConnections: Number(values['max-connections']),
+    maxInFlightBytes: Number(values['max-in-flight-bytes']),
+  }
+}

@@ -1,0 +1,13 @@
+// The inspector's defaults, apart from what sets them: the library's options and the command
+// line's help both read them, and the command line loads nothing else of the inspector for them.
+
+export const DEFAULT_PORT = 8787
+export const DEFAULT_UI_PORT = 4040
+export const DEFAULT_HOST = '127.0.0.1'
+export const DEFAULT_TOKEN_PATH = '/token'
+export const DEFAULT_FORWARD_TIMEOUT_MS = 30_000
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000
+/** Connections the receiving address serves at once; past it, 503 `inspector_busy`. */
+export const DEFAULT_MAX_CONNECTIONS = 128
+/** Bytes of bodies still arriving (or waiting for their record) held at once: 32 bodies at the default size limit. */
+export const DEFAULT_MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024
