@@ -94,6 +94,15 @@ describe('hookguard sign', () => {
     expect(stdout()).toBe(`${customerCreated.signature}\n`)
   })
 
+  it('signs with the first of a comma-separated list, the one listen and inspect try first', async () => {
+    const { io, stdout } = captureIo({ env: { HOOKGUARD_SECRET: `${SECRET},whsec-old` } })
+    expect(await run(['sign', payloadFile], io)).toBe(0)
+    expect(stdout()).toBe(`${customerCreated.signature}\n`)
+    const flag = captureIo()
+    expect(await run(['sign', payloadFile, '--secret', `${SECRET},whsec-old`], flag.io)).toBe(0)
+    expect(flag.stdout()).toBe(`${customerCreated.signature}\n`)
+  })
+
   it('prefers --secret over HOOKGUARD_SECRET', async () => {
     const { io, stdout } = captureIo({ env: { HOOKGUARD_SECRET: 'whsec-other' } })
     expect(await run(['sign', payloadFile, `--secret=${SECRET}`], io)).toBe(0)

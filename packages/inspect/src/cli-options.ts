@@ -177,13 +177,8 @@ export function receiverSettings(values: OptionValues): ReceiverSettings {
 
 function authFor(mode: Mode, values: OptionValues): ReceiverAuth {
   switch (mode) {
-    case 'secret': {
-      const secrets = present(values, 'secret')
-        .split(',')
-        .filter((secret) => secret !== '')
-      if (secrets.length === 0) missing('secret', RECEIVER_OPTIONS.secret)
-      return { mode, secret: secrets }
-    }
+    case 'secret':
+      return { mode, secret: secretList(present(values, 'secret')) }
     case 'basic':
       return { mode, username: present(values, 'username'), password: present(values, 'password') }
     case 'oauth2':
@@ -191,6 +186,22 @@ function authFor(mode: Mode, values: OptionValues): ReceiverAuth {
     case 'none':
       return { mode }
   }
+}
+
+/** `--secret` as every command reads it: several, comma-separated, while one is rotated out. */
+function secretList(value: string): string[] {
+  const secrets = value.split(',').filter((secret) => secret !== '')
+  if (secrets.length === 0) missing('secret', RECEIVER_OPTIONS.secret)
+  return secrets
+}
+
+/**
+ * The secret a command that signs (`sign`, `send`) signs with: the first of the list, the current
+ * one, as the service signs with one. The same `HOOKGUARD_SECRET` then serves a receiver that
+ * tries each and a sender that signs as the newest.
+ */
+export function signingSecret(value: string | undefined, env: Readonly<Record<string, string | undefined>>): string {
+  return secretList(credential(value, 'secret', env))[0] as string
 }
 
 /** A credential's value; an empty one is missing, so that an unset variable never opens a receiver. */

@@ -21,6 +21,7 @@ export {
   RECEIVER_OPTIONS,
   readOptions,
   receiverSettings,
+  signingSecret,
   withDefaults,
 } from './cli-options.ts'
 export type { InspectSettings } from './command-options.ts'

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http'
-import { credential } from '@hookguard/inspect/cli'
+import { credential, signingSecret } from '@hookguard/inspect/cli'
 import { type DeliverOptions, deliver } from '../../deliver.ts'
 import { SAMPLE_EVENT_NAMES, type SampleEventName, sampleEvent } from '../../samples.ts'
 import { atMostPositionals, httpUrl, mode, parseCommand } from '../args.ts'
@@ -33,7 +33,7 @@ export async function sendCommand(args: readonly string[], io: CliIo): Promise<n
       options = {
         ...base,
         mode: 'secret',
-        secret: credential(values.secret, 'secret', io.env),
+        secret: signingSecret(values.secret, io.env),
         signatureHeader: values['signature-header'],
       }
       break

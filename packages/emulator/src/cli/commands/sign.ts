@@ -1,5 +1,5 @@
 import { sign } from '@hookguard/core'
-import { credential } from '@hookguard/inspect/cli'
+import { signingSecret } from '@hookguard/inspect/cli'
 import { atMostPositionals, parseCommand } from '../args.ts'
 import { type CliIo, readBody } from '../io.ts'
 
@@ -7,7 +7,7 @@ import { type CliIo, readBody } from '../io.ts'
 export async function signCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommand(args, { secret: { type: 'string' } })
   atMostPositionals(positionals, 1, 'at most one file')
-  const key = credential(values.secret, 'secret', io.env)
+  const key = signingSecret(values.secret, io.env)
   const body = await readBody(positionals[0] ?? '-', io)
   io.stdout.write(`${await sign(body, key)}\n`)
   return 0
