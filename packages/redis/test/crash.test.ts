@@ -14,7 +14,6 @@ const COMMAND_TIMEOUT = 1000
 /** A rejection counts as prompt when it comes within the command timeout and some scheduling slack. */
 const PROMPT_MS = COMMAND_TIMEOUT + 700
 
-
 async function settleTime<T>(promise: Promise<T>): Promise<{ ms: number; error: unknown }> {
   const began = Date.now()
   const error = await promise.then(
