@@ -205,7 +205,7 @@ export function isJsonText(input: Uint8Array, maxDepth: number): boolean {
   // The module's tables and constants as locals: V8 reads a module binding through its context,
   // with a check that it is initialised, each time.
   const [table, hex, shortEscape] = [TRANSITIONS, HEX_DIGIT, SHORT_ESCAPE]
-  const [run, escape, literal, close, openArray, openObject] = [RUN, ESCAPE, LITERAL, CLOSE, OPEN_ARRAY_ACTION, OPEN_OBJECT_ACTION]
+  const [run, escaped, literal, close, openArray, openObject] = [RUN, ESCAPE, LITERAL, CLOSE, OPEN_ARRAY_ACTION, OPEN_OBJECT_ACTION]
   const [restOfTrue, restOfFalse, restOfNull] = [REST_OF_TRUE, REST_OF_FALSE, REST_OF_NULL]
   const [openingBracket, closingBracket, closingBrace] = [OPEN_ARRAY, CLOSE_ARRAY, CLOSE_OBJECT]
   const [afterInObject, afterInArray, objectOpened, arrayOpened] = [
@@ -226,7 +226,11 @@ export function isJsonText(input: Uint8Array, maxDepth: number): boolean {
     } else if (next === run) {
       let j = i + 1
       let after = run
-      while (j < end && (after = table[state + (bytes[j] as number)] as number) === run) j++
+      while (j < end) {
+        after = table[state + (bytes[j] as number)] as number
+        if (after !== run) break
+        j++
+      }
       // The byte that ends the run is read already: a plain transition is taken here.
       if (after < run) {
         state = after
@@ -268,7 +272,7 @@ export function isJsonText(input: Uint8Array, maxDepth: number): boolean {
       for (let k = 0; k < rest.length; k++) if (bytes[i + 1 + k] !== rest[k]) return false
       i += rest.length
       state = open[depth] as number
-    } else if (next === escape) {
+    } else if (next === escaped) {
       // The backslash and what it stands before (RFC 8259 §7) at once; the string goes on after them.
       const c = i + 1 < end ? (bytes[i + 1] as number) : 0
       if (shortEscape[c] === 1) {
