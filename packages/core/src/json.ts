@@ -149,13 +149,13 @@ set(ARRAY_OPENED, ']', CLOSE)
 
 // A byte that leaves its state as it is makes a run: whitespace, a string's content, a number's
 // digits. RUN stands for it, and the loop reads the rest of the run without waiting on the state.
-// A string's and a number's first repetition leads to a twin state whose own are RUN instead, so
-// that a key of one letter, or a number of two digits, takes no action at all.
+// A number's first repetition leads to a twin state whose own are RUN instead, so that the short
+// numbers of dense JSON (`[0,12,…`) take no action at all.
 const BUILT = rows.length
 for (let state = 0; state < BUILT; state++) {
   const repeats = [...row(state).keys()].filter((b) => row(state)[b] === state)
   if (repeats.length === 0) continue
-  const twin = repeats.includes(0x20) ? RUN : newState()
+  const twin = repeats.includes(0x30) ? newState() : RUN
   if (twin !== RUN) {
     row(twin).set(row(state))
     for (const b of repeats) row(twin)[b] = RUN
