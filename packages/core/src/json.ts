@@ -200,7 +200,15 @@ for (const c of '0123456789abcdefABCDEF') HEX_DIGIT[c.charCodeAt(0)] = 1
  * table look-up a byte, and a little more at brackets, escapes and runs.
  */
 export function isJsonText(input: Uint8Array, maxDepth: number): boolean {
-  const bytes = plain(input)
+  return scan(plain(input), maxDepth)
+}
+
+/**
+ * {@link isJsonText} over a plain `Uint8Array`. Apart from the call to `plain`: V8 threw this
+ * loop's optimised code away for want of feedback on that call, and ran it as on-stack-replaced
+ * code from then on.
+ */
+function scan(bytes: Uint8Array, maxDepth: number): boolean {
   const end = bytes.length
   // The module's tables and constants as locals: V8 reads a module binding through its context,
   // with a check that it is initialised, each time.
