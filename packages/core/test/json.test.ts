@@ -182,7 +182,7 @@ describe('isJsonText', () => {
           return [text, text + tail, cut].every((t) => isJsonText(encode(t), maxDepth) === byParse(t, maxDepth))
         },
       ),
-      { numRuns: 5_000 },
+      { numRuns: 3_000 },
     )
   })
 
@@ -213,7 +213,7 @@ describe('isJsonText', () => {
           return isJsonText(encode(text), 3) === byParse(text, 3) && isJsonText(encode(broken), 3) === byParse(broken, 3)
         },
       ),
-      { numRuns: 3_000 },
+      { numRuns: 2_000 },
     )
   })
 
