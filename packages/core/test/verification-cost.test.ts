@@ -139,7 +139,7 @@ describe('a refused request, in time', () => {
     ['oauth2-absent form', '1 MiB of `access_toke=&`', unitBody(new TextEncoder().encode('access_toke=&'), 1024 * 1024), 2],
     ['oauth2-absent form', '1 MiB of `%61ccess_toke=&`', unitBody(new TextEncoder().encode('%61ccess_toke=&'), 1024 * 1024), 2],
     // Mode `none`: an array of zeros valid up to its last byte, JSON's densest tokens, which json.ts
-    // reads to the end before refusing; its pass a token at a time read 13–16× on the Node build.
+    // reads to the end before refusing; its pass a token at a time read 7–16× on the Node build.
     ['none JSON', `1 MiB of ${hostileShape('zeros-broken').label}`, hostileShape('zeros-broken').build(1024 * 1024), HMACS_PER_SECRET],
   ]
   for (const [id, label, body, bound] of findings) {
