@@ -137,6 +137,18 @@ export const HOSTILE_SHAPES: readonly HostileShape[] = [
     hostile: true,
     build: (size) => framed('[', '{"a":0},', '{}x', size),
   },
+  {
+    id: 'zeros-broken',
+    label: 'JSON: an array of zeros, broken at the last byte',
+    hostile: true,
+    build: (size) => framed('[', '0,', '0x', size),
+  },
+  {
+    id: 'empties-broken',
+    label: 'JSON: an array of empty arrays and objects, broken at the last byte',
+    hostile: true,
+    build: (size) => framed('[', '[],{},', '{}x', size),
+  },
   { id: 'too-deep', label: `JSON: a string of brackets, then nesting past maxDepth`, hostile: true, build: nestedPast },
   { id: 'long-string', label: 'JSON: one long string', hostile: true, build: (size) => framed('{"a":"', 'x', '"}', size, 'x') },
   {

@@ -43,27 +43,145 @@ export function nestsDeeperThan(bytes: Uint8Array, maxDepth: number): boolean {
   return false
 }
 
-/** Per byte: what may start a value (see {@link isJsonText}); 0 for anything else. */
-const STRING = 1
-const NUMBER = 2
-const CONTAINER = 3
-const LITERAL = 4
-const VALUE_START = new Uint8Array(256)
-VALUE_START[QUOTE] = STRING
-for (const b of [0x2d, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39]) VALUE_START[b] = NUMBER
-VALUE_START[OPEN_OBJECT] = CONTAINER
-VALUE_START[OPEN_ARRAY] = CONTAINER
-for (const b of [0x74, 0x66, 0x6e]) VALUE_START[b] = LITERAL
+// isJsonText's automaton: RFC 8259's grammar as a table. A state is a row of 256 entries, one per
+// byte: the next state, or one of the actions below for the bytes that need more than a look-up
+// (brackets, which use the nesting stack; escapes; literals; runs) or end the text (FAIL). What
+// may follow a value depends on what encloses it (nothing, an object, an array: whether a comma
+// leads to a key or a value, which bracket closes), so a value's states are built once per
+// enclosing kind: a comma, and the end of a number or string, are then plain transitions.
+//
+// Why a table: the pass before it read a token at a time with a function per kind of token, tens
+// of instructions a token, and the densest texts (`[0,0,…`, `[{"a":0},…`) cost up to 16 HMACs of
+// their bytes; a look-up a byte costs about the same whatever the text holds.
+const RUN = 0xfff0
+const ESCAPE = 0xfff1
+const LITERAL = 0xfff2
+const CLOSE = 0xfff3
+const OPEN_ARRAY_ACTION = 0xfff4
+const OPEN_OBJECT_ACTION = 0xfff5
+const FAIL = 0xffff
 
-/** 1 for JSON's four whitespace bytes (RFC 8259 §2; what `JSON.parse` skips). */
-const WHITESPACE = new Uint8Array(256)
-for (const b of [0x20, 0x09, 0x0a, 0x0d]) WHITESPACE[b] = 1
+const rows: Uint16Array[] = []
+const newState = (): number => rows.push(new Uint16Array(256).fill(FAIL)) - 1
+const row = (state: number): Uint16Array => rows[state] as Uint16Array
+const set = (state: number, bytes: string, next: number): void => {
+  for (const c of bytes) row(state)[c.charCodeAt(0)] = next
+}
 
-/** 1 for the bytes that end a run of plain string content: the quote, the backslash and the control characters. */
-const STRING_STOP = new Uint8Array(256)
-for (let b = 0; b < 0x20; b++) STRING_STOP[b] = 1
-STRING_STOP[QUOTE] = 1
-STRING_STOP[BACKSLASH] = 1
+/** JSON's four whitespace characters (RFC 8259 §2; what `JSON.parse` skips). */
+const SPACE = ' \t\n\r'
+const DIGITS = '0123456789'
+
+/** A string's content, its opening quote read; `after` is where its closing quote leads. */
+function stringState(after: number): number {
+  const content = newState()
+  // Bytes >= 0x80 pass; whether they are UTF-8 is the decoder's question. Control characters fail.
+  row(content).fill(content, 0x20)
+  set(content, '"', after)
+  set(content, '\\', ESCAPE)
+  return content
+}
+
+const [AFTER_TOP, AFTER_IN_OBJECT, AFTER_IN_ARRAY] = [newState(), newState(), newState()] as const
+const [VALUE_AT_TOP, VALUE_IN_OBJECT, VALUE_IN_ARRAY] = [newState(), newState(), newState()] as const
+const [OBJECT_OPENED, KEY, COLON, ARRAY_OPENED] = [newState(), newState(), newState(), newState()] as const
+const KEY_STRING = stringState(COLON)
+set(COLON, SPACE, COLON)
+set(COLON, ':', VALUE_IN_OBJECT)
+set(KEY, SPACE, KEY)
+set(KEY, '"', KEY_STRING)
+set(OBJECT_OPENED, SPACE, OBJECT_OPENED)
+set(OBJECT_OPENED, '"', KEY_STRING)
+set(OBJECT_OPENED, '}', CLOSE)
+
+for (const after of [AFTER_TOP, AFTER_IN_OBJECT, AFTER_IN_ARRAY]) set(after, SPACE, after)
+set(AFTER_IN_OBJECT, ',', KEY)
+set(AFTER_IN_OBJECT, '}', CLOSE)
+set(AFTER_IN_ARRAY, ',', VALUE_IN_ARRAY)
+set(AFTER_IN_ARRAY, ']', CLOSE)
+
+/** The states where the text may end: after a value at the top, a number's end included. */
+const ENDS = [AFTER_TOP]
+
+for (const [value, after] of [
+  [VALUE_AT_TOP, AFTER_TOP],
+  [VALUE_IN_OBJECT, AFTER_IN_OBJECT],
+  [VALUE_IN_ARRAY, AFTER_IN_ARRAY],
+] as const) {
+  // A number (RFC 8259 §6): where one may end, any other byte is read as it would be after it.
+  const [minus, zero, integer, point, fraction, exponent, sign, power] = Array.from({ length: 8 }, newState) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ]
+  for (const last of [zero, integer, fraction, power]) {
+    row(last).set(row(after))
+    if (after === AFTER_TOP) ENDS.push(last)
+  }
+  set(value, SPACE, value)
+  set(value, '-', minus)
+  for (const from of [value, minus]) {
+    set(from, '0', zero)
+    set(from, '123456789', integer)
+  }
+  set(integer, DIGITS, integer)
+  for (const from of [zero, integer]) set(from, '.', point)
+  set(point, DIGITS, fraction)
+  set(fraction, DIGITS, fraction)
+  for (const from of [zero, integer, fraction]) set(from, 'eE', exponent)
+  set(exponent, '+-', sign)
+  for (const from of [exponent, sign, power]) set(from, DIGITS, power)
+
+  set(value, '"', stringState(after))
+  set(value, 'tfn', LITERAL)
+  set(value, '{', OPEN_OBJECT_ACTION)
+  set(value, '[', OPEN_ARRAY_ACTION)
+}
+// After `[`: a value or `]`, but never a comma.
+row(ARRAY_OPENED).set(row(VALUE_IN_ARRAY))
+set(ARRAY_OPENED, SPACE, ARRAY_OPENED)
+set(ARRAY_OPENED, ']', CLOSE)
+
+// A byte that leaves its state as it is makes a run: whitespace, a string's content, a number's
+// digits. RUN stands for it, and the loop reads the rest of the run without waiting on the state.
+// A number's first repetition leads to a twin state whose own are RUN instead, so that the short
+// numbers of dense JSON (`[0,12,…`) take no action at all.
+const BUILT = rows.length
+for (let state = 0; state < BUILT; state++) {
+  const repeats = [...row(state).keys()].filter((b) => row(state)[b] === state)
+  if (repeats.length === 0) continue
+  const twin = repeats.includes(0x30) ? newState() : RUN
+  if (twin !== RUN) {
+    row(twin).set(row(state))
+    for (const b of repeats) row(twin)[b] = RUN
+    if (ENDS.includes(state)) ENDS.push(twin)
+  }
+  for (const b of repeats) row(state)[b] = twin
+}
+
+/**
+ * Row after row, each state named by where its row starts (its number times 256), so that the
+ * next state of `state` on byte `b` is at `state + b`: one addition between two look-ups.
+ */
+if (rows.length << 8 > RUN) throw new Error('json: more states than a 16-bit entry can name')
+const TRANSITIONS = new Uint16Array(rows.length << 8)
+for (const [state, entries] of rows.entries()) {
+  for (const [b, next] of entries.entries()) TRANSITIONS[(state << 8) | b] = next < rows.length ? next << 8 : next
+}
+const ENDING = new Uint8Array(rows.length)
+for (const state of ENDS) ENDING[state] = 1
+
+/** The letters of the three literals after their first. */
+const [REST_OF_TRUE, REST_OF_FALSE, REST_OF_NULL] = ['rue', 'alse', 'ull'].map((rest) => new TextEncoder().encode(rest)) as [
+  Uint8Array,
+  Uint8Array,
+  Uint8Array,
+]
 
 /** 1 for the characters a backslash may stand before, but `u`. */
 const SHORT_ESCAPE = new Uint8Array(256)
@@ -72,83 +190,6 @@ for (const c of '"\\/bfnrt') SHORT_ESCAPE[c.charCodeAt(0)] = 1
 const HEX_DIGIT = new Uint8Array(256)
 for (const c of '0123456789abcdefABCDEF') HEX_DIGIT[c.charCodeAt(0)] = 1
 
-const DIGIT = new Uint8Array(256)
-for (let b = 0x30; b <= 0x39; b++) DIGIT[b] = 1
-
-const COLON = 0x3a
-const COMMA = 0x2c
-const IN_OBJECT = 1
-const IN_ARRAY = 2
-const TRUE = [0x74, 0x72, 0x75, 0x65]
-const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65]
-const NULL = [0x6e, 0x75, 0x6c, 0x6c]
-
-/**
- * The byte at `i`, or 0 past the end, read within bounds: a read past the end would make V8 load
- * `undefined` and every table look-up after it generic. 0 is valid nowhere in a JSON text, so the
- * end stops every scan as such a byte does, and `i === end` tells the two apart.
- */
-const byteAt = (bytes: Uint8Array, i: number, end: number): number => (i < end ? (bytes[i] as number) : 0)
-
-/** Where the string whose content starts at `i` ends (past its closing quote), or -1 when it is not a valid JSON string. */
-function endOfString(bytes: Uint8Array, i: number, end: number): number {
-  for (;;) {
-    // Plain content, most of any string: one table look-up a byte. Bytes >= 0x80 pass; whether
-    // they are UTF-8 is the decoder's question.
-    let b = byteAt(bytes, i, end)
-    while (STRING_STOP[b] === 0) b = byteAt(bytes, ++i, end)
-    if (b === QUOTE) return i + 1
-    // A control character, or the end.
-    if (b !== BACKSLASH) return -1
-    const escaped = byteAt(bytes, i + 1, end)
-    if (SHORT_ESCAPE[escaped] === 1) {
-      i += 2
-    } else if (
-      escaped === 0x75 &&
-      HEX_DIGIT[byteAt(bytes, i + 2, end)] === 1 &&
-      HEX_DIGIT[byteAt(bytes, i + 3, end)] === 1 &&
-      HEX_DIGIT[byteAt(bytes, i + 4, end)] === 1 &&
-      HEX_DIGIT[byteAt(bytes, i + 5, end)] === 1
-    ) {
-      i += 6
-    } else {
-      return -1
-    }
-  }
-}
-
-/** Where the number starting at `i` ends, or -1 when it is not a JSON number (RFC 8259 §6). */
-function endOfNumber(bytes: Uint8Array, i: number, end: number): number {
-  let b = byteAt(bytes, i, end)
-  if (b === 0x2d) b = byteAt(bytes, ++i, end)
-  if (b === 0x30) {
-    b = byteAt(bytes, ++i, end)
-  } else if (DIGIT[b] === 1) {
-    do b = byteAt(bytes, ++i, end)
-    while (DIGIT[b] === 1)
-  } else {
-    return -1
-  }
-  if (b === 0x2e) {
-    if (DIGIT[byteAt(bytes, ++i, end)] !== 1) return -1
-    do b = byteAt(bytes, ++i, end)
-    while (DIGIT[b] === 1)
-  }
-  if ((b | 0x20) === 0x65) {
-    b = byteAt(bytes, ++i, end)
-    if (b === 0x2b || b === 0x2d) b = byteAt(bytes, ++i, end)
-    if (DIGIT[b] !== 1) return -1
-    while (DIGIT[byteAt(bytes, ++i, end)] === 1);
-  }
-  return i
-}
-
-function endOfLiteral(bytes: Uint8Array, i: number, end: number): number {
-  const literal = byteAt(bytes, i, end) === 0x74 ? TRUE : byteAt(bytes, i, end) === 0x66 ? FALSE : NULL
-  for (let k = 1; k < literal.length; k++) if (byteAt(bytes, i + k, end) !== literal[k]) return -1
-  return i + literal.length
-}
-
 /**
  * Whether the bytes are one JSON text (RFC 8259, as `JSON.parse` reads it) nesting no deeper than
  * `maxDepth`, told from the bytes without decoding them; UTF-8 validity is left to the decoder.
@@ -156,99 +197,111 @@ function endOfLiteral(bytes: Uint8Array, i: number, end: number): number {
  * For a body that nothing authenticated (mode `none`), where refusing it must stay cheap: decoding
  * 1 MiB to a string costs V8 several HMACs of the same bytes (about ten for text outside Latin-1),
  * and `JSON.parse` of a text that is valid up to its last byte costs up to a couple of hundred; a
- * body this says no to is refused before either. One iterative pass, a table look-up a byte.
+ * body this says no to is refused before either. One iterative pass over the automaton above: a
+ * table look-up a byte, and a little more at brackets, escapes, literals and runs.
  */
 export function isJsonText(input: Uint8Array, maxDepth: number): boolean {
-  const bytes = plain(input)
-  const end = bytes.length
-  // The module's tables and constants as locals: V8 reads a module binding through its context,
-  // with a check that it is initialised, each time (a few HMACs' worth over 1 MiB of brackets).
-  const whitespace = WHITESPACE
-  const starts = VALUE_START
-  const [string, number, literal, container, inObject, inArray, comma] = [STRING, NUMBER, LITERAL, CONTAINER, IN_OBJECT, IN_ARRAY, COMMA]
-  const [openObject, openArray, closeObject, closeArray] = [OPEN_OBJECT, OPEN_ARRAY, CLOSE_OBJECT, CLOSE_ARRAY]
-  // Whether each open level is an object or an array; a level needs at least one byte.
-  const open = new Uint8Array(Math.min(maxDepth, end) + 1)
-  let depth = 0
-  let i = 0
-  // No labelled `continue`: Stryker's instrumented copy of this loop with a label was a syntax
-  // error ("Illegal continue statement"), so the module could not load in a mutation run.
-  for (;;) {
-    while (whitespace[byteAt(bytes, i, end)] === 1) i++
-    switch (starts[byteAt(bytes, i, end)]) {
-      case string:
-        i = endOfString(bytes, i + 1, end)
-        break
-      case number:
-        i = endOfNumber(bytes, i, end)
-        break
-      case literal:
-        i = endOfLiteral(bytes, i, end)
-        break
-      case container: {
-        const kind = byteAt(bytes, i, end) === openObject ? inObject : inArray
-        if (++depth > maxDepth) return false
-        i++
-        while (whitespace[byteAt(bytes, i, end)] === 1) i++
-        if (byteAt(bytes, i, end) === (kind === inObject ? closeObject : closeArray)) {
-          depth--
-          i++
-          break
-        }
-        open[depth] = kind
-        if (kind !== inObject) {
-          // A run of arrays opening, without going round the loop for each: each one followed by
-          // another is not empty. The last is left to the loop, which tells `[]` from `[1`.
-          while (byteAt(bytes, i, end) === openArray && byteAt(bytes, i + 1, end) === openArray) {
-            if (++depth > maxDepth) return false
-            open[depth] = inArray
-            i++
-          }
-          continue
-        }
-        i = keyAt(bytes, i, end)
-        if (i < 0) return false
-        continue
-      }
-      default:
-        return false
-    }
-    if (i < 0) return false
-    // After a value: a comma and the next one (out of this loop, round the outer one), or the end
-    // of the level.
-    for (;;) {
-      while (whitespace[byteAt(bytes, i, end)] === 1) i++
-      if (depth === 0) return i === end
-      const b = byteAt(bytes, i, end)
-      const kind = open[depth]
-      if (b === comma) {
-        i++
-        if (kind === inObject) {
-          while (whitespace[byteAt(bytes, i, end)] === 1) i++
-          i = keyAt(bytes, i, end)
-          if (i < 0) return false
-        }
-        break
-      }
-      if (b !== (kind === inObject ? closeObject : closeArray)) return false
-      depth--
-      i++
-      // A run of arrays closing, likewise.
-      while (depth > 0 && open[depth] === inArray && byteAt(bytes, i, end) === closeArray) {
-        depth--
-        i++
-      }
-    }
-  }
+  return scan(plain(input), maxDepth)
 }
 
-/** Past the key that starts at `i` and its colon, or -1. */
-function keyAt(bytes: Uint8Array, i: number, end: number): number {
-  if (byteAt(bytes, i, end) !== QUOTE) return -1
-  i = endOfString(bytes, i + 1, end)
-  if (i < 0) return -1
-  while (WHITESPACE[byteAt(bytes, i, end)] === 1) i++
-  return byteAt(bytes, i, end) === COLON ? i + 1 : -1
+/**
+ * {@link isJsonText} over a plain `Uint8Array`, in a function of its own: with the call to `plain`
+ * in it, V8 threw this loop's optimised code away for want of feedback on that call.
+ */
+function scan(bytes: Uint8Array, maxDepth: number): boolean {
+  const end = bytes.length
+  // The module's tables and constants as locals: V8 reads a module binding through its context,
+  // with a check that it is initialised, each time.
+  const [table, hex, shortEscape] = [TRANSITIONS, HEX_DIGIT, SHORT_ESCAPE]
+  const [run, escaped, literal, close, openArray, openObject] = [RUN, ESCAPE, LITERAL, CLOSE, OPEN_ARRAY_ACTION, OPEN_OBJECT_ACTION]
+  const [restOfTrue, restOfFalse, restOfNull] = [REST_OF_TRUE, REST_OF_FALSE, REST_OF_NULL]
+  const [openingBracket, closingBracket, closingBrace] = [OPEN_ARRAY, CLOSE_ARRAY, CLOSE_OBJECT]
+  const [afterInObject, afterInArray, objectOpened, arrayOpened] = [
+    AFTER_IN_OBJECT << 8,
+    AFTER_IN_ARRAY << 8,
+    OBJECT_OPENED << 8,
+    ARRAY_OPENED << 8,
+  ]
+  // Per open level, the state after a value inside it; a level needs at least one byte.
+  const open = new Uint16Array(Math.min(maxDepth, end) + 1)
+  open[0] = AFTER_TOP << 8
+  let depth = 0
+  let state = VALUE_AT_TOP << 8
+  for (let i = 0; i < end; i++) {
+    const next = table[state + (bytes[i] as number)] as number
+    if (next < run) {
+      state = next
+    } else if (next === run) {
+      let j = i + 1
+      let after = run
+      while (j < end) {
+        after = table[state + (bytes[j] as number)] as number
+        if (after !== run) break
+        j++
+      }
+      // The byte that ends the run is read already: a plain transition is taken here.
+      if (after < run) {
+        state = after
+        i = j
+      } else {
+        i = j - 1
+      }
+    } else if (next === openObject || next === openArray) {
+      if (depth >= maxDepth) return false
+      if (i + 1 < end && bytes[i + 1] === (next === openObject ? closingBrace : closingBracket)) {
+        // Empty: a value like a number, with no level to open and close.
+        state = open[depth] as number
+        i++
+      } else if (next === openObject) {
+        open[++depth] = afterInObject
+        state = objectOpened
+      } else {
+        open[++depth] = afterInArray
+        // Arrays opening one after another, without going round the loop for each.
+        while (i + 1 < end && bytes[i + 1] === openingBracket) {
+          if (depth >= maxDepth) return false
+          open[++depth] = afterInArray
+          i++
+        }
+        state = arrayOpened
+      }
+    } else if (next === close) {
+      state = open[--depth] as number
+      // Brackets closing one after another, likewise.
+      while (i + 1 < end && table[state + (bytes[i + 1] as number)] === close) {
+        state = open[--depth] as number
+        i++
+      }
+    } else if (next === literal) {
+      // `true`, `false` or `null` at once, as its first letter says; then what follows any value here.
+      const b = bytes[i] as number
+      const rest = b === 0x74 ? restOfTrue : b === 0x66 ? restOfFalse : restOfNull
+      if (i + rest.length >= end) return false
+      for (let k = 0; k < rest.length; k++) if (bytes[i + 1 + k] !== rest[k]) return false
+      i += rest.length
+      state = open[depth] as number
+    } else if (next === escaped) {
+      // The backslash and what it stands before (RFC 8259 §7) at once; the string goes on after them.
+      const c = i + 1 < end ? (bytes[i + 1] as number) : 0
+      if (shortEscape[c] === 1) {
+        i++
+      } else if (
+        c === 0x75 &&
+        i + 5 < end &&
+        (hex[bytes[i + 2] as number] as number) &
+          (hex[bytes[i + 3] as number] as number) &
+          (hex[bytes[i + 4] as number] as number) &
+          (hex[bytes[i + 5] as number] as number)
+      ) {
+        i += 5
+      } else {
+        return false
+      }
+    } else {
+      return false
+    }
+  }
+  return ENDING[state >> 8] === 1
 }
 
 /**

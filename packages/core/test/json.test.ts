@@ -152,6 +152,71 @@ describe('isJsonText', () => {
     )
   })
 
+  it('agrees with JSON.parse and the depth limit on nested values, empty or not, at and past the limit', () => {
+    const opener = fc.constantFrom('[', '{"k":', '[0,', '{"a":1,"k":', '[ ')
+    const innermost = fc.constantFrom(
+      '[]',
+      '{}',
+      '[ ]',
+      '{ }',
+      '0',
+      '-1.5e3',
+      'true',
+      'null',
+      '""',
+      '"\\u00e9\\n"',
+      '[[]]',
+      '[{}]',
+      '{"e":[]}',
+    )
+    fc.assert(
+      fc.property(
+        fc.array(opener, { maxLength: 6 }),
+        innermost,
+        fc.nat(6),
+        fc.constantFrom('', ' ', ']', '}', ',', 'x'),
+        (openers, inner, maxDepth, tail) => {
+          const closers = openers.map((o) => (o.startsWith('[') ? ']' : '}')).reverse()
+          const text = `${openers.join('')}${inner}${closers.join('')}`
+          const cut = text.slice(0, text.length - (maxDepth % 3))
+          return [text, text + tail, cut].every((t) => isJsonText(encode(t), maxDepth) === byParse(t, maxDepth))
+        },
+      ),
+      { numRuns: 3_000 },
+    )
+  })
+
+  it('agrees with JSON.parse on long runs of tokens broken anywhere', () => {
+    const unit = fc.constantFrom(
+      '0,',
+      '12,',
+      '-0.5e+7,',
+      '"",',
+      '"ab\\"c",',
+      'true,',
+      'null,',
+      'false,',
+      '[],',
+      '{},',
+      '[[0]],',
+      '{"a":[{}]},',
+      ' \n\t0 ,',
+    )
+    fc.assert(
+      fc.property(
+        fc.array(unit, { minLength: 1, maxLength: 200 }),
+        fc.nat(),
+        fc.constantFrom('', 'x', '0', ']', '}', ' '),
+        (units, at, tail) => {
+          const text = `[${units.join('')}0]`
+          const broken = text.slice(0, at % (text.length + 1)) + tail
+          return isJsonText(encode(text), 3) === byParse(text, 3) && isJsonText(encode(broken), 3) === byParse(broken, 3)
+        },
+      ),
+      { numRuns: 2_000 },
+    )
+  })
+
   it('refuses in parseJson, untrusted, what JSON.parse refuses, and parses the rest alike', () => {
     for (const text of ['{"a":[1,2,{"b":null}]}', '{"a":[1,2,{"b":null}]}x', '"\\ud800"', '[1e400]']) {
       expect(parseJson(encode(text), 1000, true)).toEqual(parseJson(encode(text), 1000))
