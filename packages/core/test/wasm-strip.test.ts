@@ -6,6 +6,7 @@
  * HMAC over it, the Web one with Web Crypto reading the kernel's memory.
  */
 
+import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { makePayload, random } from '@hookguard/testkit/payload'
 import { describe, expect, it, vi } from 'vitest'
@@ -34,6 +35,18 @@ const pick = (list: readonly number[]) => list[Math.floor(next() * list.length)]
 function body(length: number, density: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(length)
   for (let i = 0; i < length; i++) out[i] = next() < density ? pick(WHITESPACE) : pick(KEPT)
+  return out
+}
+
+/**
+ * A compact body of `length` bytes: no whitespace, every byte above 0x20 (as JSON's are: it
+ * forbids raw control characters in strings), or, with `low`, holding bytes below 0x21 that are
+ * not whitespace (0x00, 0x08, 0x0E, 0x1F) too.
+ */
+function compact(length: number, low = false): Uint8Array<ArrayBuffer> {
+  const high = KEPT.filter((b) => b > 0x20)
+  const out = new Uint8Array(length)
+  for (let i = 0; i < length; i++) out[i] = low && next() < 0.05 ? pick([0x00, 0x08, 0x0e, 0x1f]) : pick(high)
   return out
 }
 
@@ -175,6 +188,52 @@ describe.each(SOURCES)(
       }
     })
 
+    it('tells whether bytes hold whitespace: each of the six at every position, none in compact bytes, whatever the memory held before', () => {
+      const hasWhitespace = createWasmKernels(source.load)?.hasWhitespace as (bytes: Uint8Array) => boolean
+      // Short lengths at every position and alignment; then lengths around the kernel's blocks of
+      // 16 and its passes of 64, and around 16 KiB and 64 KiB, at their edges and in their last
+      // partial block.
+      const positions = (length: number) =>
+        length <= 300
+          ? Array.from({ length }, (_, i) => i)
+          : [0, 1, 15, 16, 63, 64, length >> 1, length - 65, length - 64, length - 17, length - 16, length - 15, length - 2, length - 1]
+      const lengths = [
+        ...Array.from({ length: 301 }, (_, i) => i),
+        ...[1024, 16384, 65536].flatMap((edge) => [
+          edge - 64,
+          edge - 17,
+          edge - 16,
+          edge - 1,
+          edge,
+          edge + 1,
+          edge + 15,
+          edge + 16,
+          edge + 63,
+        ]),
+      ]
+      for (const length of lengths) {
+        for (const low of [false, true]) {
+          const clean = compact(length, low)
+          // Stale whitespace past the end from a longer call before: never counted.
+          hasWhitespace(new Uint8Array(length + 100).fill(0x20))
+          expect(hasWhitespace(clean), `clean, length ${length}, low bytes ${low}`).toBe(false)
+          for (const [n, at] of positions(length).entries()) {
+            const input = clean.slice()
+            input[at] = WHITESPACE[n % WHITESPACE.length] as number
+            expect(hasWhitespace(input), `length ${length}, ${input[at]} at ${at}`).toBe(true)
+          }
+        }
+      }
+      // Every byte value alone in a clean block: only the six count.
+      for (let b = 0; b < 256; b++) {
+        for (const length of [1, 16, 64, 65, 200]) {
+          const input = compact(length)
+          input[length - 1] = b
+          expect(hasWhitespace(input), `byte ${b}, length ${length}`).toBe(WHITESPACE.includes(b))
+        }
+      }
+    })
+
     it('strips its own previous result, a view of its memory', () => {
       const input = body(3000, 0.3)
       const once = strip(input)
@@ -226,6 +285,28 @@ describe.each(BACKENDS)(
       for (let length = 0; length <= 3000; length += length < 200 ? 1 : 53) {
         const input = body(length, [0, 0.01, 0.3, 1][length % 4] as number)
         expect(await backend.canonicalHmac(all, input), `length ${length}`).toEqual(await backend.hmac(all, reference(input)))
+      }
+    })
+
+    it('hash a compact body exactly, and strip one with a single whitespace byte anywhere: first, last, at a chunk’s edges, in the last partial block', async () => {
+      const all = await keys()
+      const reference = (text: Uint8Array) => secrets.map((secret) => new Uint8Array(createHmac('sha256', secret).update(text).digest()))
+      // Around the one-shot size (16 KiB), the chunks searched (16 and 64 KiB), SIMD blocks (16
+      // bytes) and passes (64 bytes), up to two chunks and a partial one.
+      const lengths = [16383, 16384, 16385, 16401, 32768, 65535, 65536, 65537, 65551, 65599, 131072, 131073, 131136, 147473]
+      for (const length of lengths) {
+        const clean = compact(length, length % 2 === 1)
+        expect(await backend.canonicalHmac(all, clean), `clean, length ${length}`).toEqual(reference(clean))
+        const edges = [16383, 16384, 65535, 65536, 131071, 131072].filter((at) => at < length)
+        const ends = [length - 64, length - 17, length - 16, length - 15, length - 2, length - 1]
+        for (const [n, at] of [0, 1, 15, 16, ...edges, ...ends].entries()) {
+          const input = clean.slice()
+          input[at] = WHITESPACE[n % WHITESPACE.length] as number
+          const stripped = new Uint8Array(length - 1)
+          stripped.set(input.subarray(0, at))
+          stripped.set(input.subarray(at + 1), at)
+          expect(await backend.canonicalHmac(all, input), `length ${length}, ${input[at]} at ${at}`).toEqual(reference(stripped))
+        }
       }
     })
 
