@@ -20,7 +20,7 @@ import { STRIP_WASM_BASE64 } from '../src/crypto/strip-wasm-bytes.ts'
 import type { CryptoBackend } from '../src/crypto/types.ts'
 import { createStripper, createWasmKernels, type StripModuleSource, WASM_STRIP_MAX } from '../src/crypto/wasm-strip.ts'
 import { backend as web } from '../src/crypto/web.ts'
-import { stripJavaWhitespace } from '../src/strip.ts'
+import { indexOfJavaWhitespace, stripJavaWhitespace } from '../src/strip.ts'
 
 const WHITESPACE = [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]
 const reference = (body: Uint8Array) => body.filter((b) => !WHITESPACE.includes(b))
@@ -57,6 +57,9 @@ function fromPattern(pattern: number, length: number, offset = 0): Uint8Array {
   for (let i = 0; i < length; i++) out[i] = (pattern >>> i) & 1 ? pick(WHITESPACE) : pick(KEPT)
   return out
 }
+
+/** The search a build hands the stripper for where there is no kernel. */
+const search = (bytes: Uint8Array) => indexOfJavaWhitespace(bytes) !== -1
 
 /** Compares by value, with a readable message; expect().toEqual on 1 MiB arrays is very slow. */
 function check(strip: (body: Uint8Array) => Uint8Array, input: Uint8Array): void {
@@ -356,14 +359,38 @@ describe('without WebAssembly (node --jitless)', () => {
     try {
       for (const [, source] of SOURCES) {
         expect(createWasmKernels(source.load)).toBeUndefined()
-        const stripper = createStripper(source)
+        const searched: number[] = []
+        const stripper = createStripper(source, (bytes) => {
+          searched.push(bytes.length)
+          return search(bytes)
+        })
         expect(stripper.kind()).toBe('js')
         const input = body(5000, 0.3)
         expect(stripper.strip(input)).toEqual(reference(input))
+        // The build's own search tells whether there is whitespace at all.
+        expect([stripper.hasWhitespace(input), stripper.hasWhitespace(compact(5000))]).toEqual([true, false])
+        expect(searched).toEqual([5000, 5000])
       }
     } finally {
       vi.unstubAllGlobals()
     }
+  })
+})
+
+describe('the stripper’s whitespace search', () => {
+  it('is the kernel’s up to the kernel’s bound, and the build’s own search above it', () => {
+    const searched: number[] = []
+    const stripper = createStripper(fromBytes, (bytes) => {
+      searched.push(bytes.length)
+      return search(bytes)
+    })
+    const clean = compact(WASM_STRIP_MAX + 1)
+    expect(stripper.hasWhitespace(clean.subarray(0, WASM_STRIP_MAX))).toBe(false)
+    expect(searched).toEqual([])
+    expect(stripper.hasWhitespace(clean)).toBe(false)
+    clean[WASM_STRIP_MAX] = 0x0c
+    expect(stripper.hasWhitespace(clean)).toBe(true)
+    expect(searched).toEqual([WASM_STRIP_MAX + 1, WASM_STRIP_MAX + 1])
   })
 })
 
@@ -377,7 +404,7 @@ describe('the edge build’s module source', () => {
 
   it('leaves the portable JavaScript where the bundler handed over anything else (a file name), rather than failing', () => {
     for (const compiled of ['./strip-3F2A.wasm', undefined, {}]) {
-      const stripper = createStripper(importedModule(compiled))
+      const stripper = createStripper(importedModule(compiled), search)
       expect(stripper.kind()).toBe('js')
       const input = body(3000, 0.3)
       expect(stripper.strip(input)).toEqual(reference(input))
@@ -389,7 +416,7 @@ describe('the edge build’s module source', () => {
     const bytes = readFileSync(new URL('../src/crypto/strip.wasm', import.meta.url))
     const foreign = runInNewContext('new WebAssembly.Module(bytes)', { bytes: new Uint8Array(bytes) }) as WebAssembly.Module
     expect(foreign instanceof WebAssembly.Module).toBe(false)
-    expect(createStripper(importedModule(foreign)).kind()).toBe('wasm-import')
+    expect(createStripper(importedModule(foreign), search).kind()).toBe('wasm-import')
   })
 })
 

@@ -18,7 +18,6 @@
  *
  * The texts live in the instance's memory: each is valid only until the next call of any kernel.
  */
-import { containsAnyByte } from '../bytes.ts'
 import { gsonText } from '../canonical.ts'
 import { stripJavaWhitespace } from '../strip.ts'
 
@@ -80,18 +79,11 @@ export type TransientStrip = (body: Uint8Array) => Uint8Array
  */
 export type TransientGson = (body: Uint8Array, maxEscapes: number) => Uint8Array | undefined
 
-/** Whether the bytes hold any of Java's six whitespace bytes, searched in full. */
-export type WhitespaceSearch = (bytes: Uint8Array) => boolean
-
-/** Java's `\s`, the most frequent first: a body with a space is told after a short search. */
-const JAVA_WHITESPACE_BYTES = [0x20, 0x0a, 0x09, 0x0d, 0x0b, 0x0c]
-
 /**
- * The platform's search (`#bytes`: one native `memchr` per byte on Node, a JavaScript loop on the
- * Web build), where there is no kernel or the bytes are over its bound. In full, because a body is
- * hashed as received only when it holds none, and a sample could miss one.
+ * Whether the bytes hold any of Java's six whitespace bytes, searched in full: a body is hashed
+ * as received only when it holds none, and a sample could miss one.
  */
-export const hasJavaWhitespace: WhitespaceSearch = (bytes) => containsAnyByte(bytes, JAVA_WHITESPACE_BYTES)
+export type WhitespaceSearch = (bytes: Uint8Array) => boolean
 
 export interface WasmKernels {
   strip: TransientStrip
@@ -153,7 +145,7 @@ export interface CanonicalStripper {
   gson: TransientGson
   /**
    * Whether the bytes hold Java's whitespace: the kernel copies them into its memory (overwriting
-   * the last text) and scans them there, up to {@link WASM_STRIP_MAX}; the platform's search
+   * the last text) and scans them there, up to {@link WASM_STRIP_MAX}; the build's own search
    * above it and without a kernel.
    */
   hasWhitespace: WhitespaceSearch
@@ -161,7 +153,8 @@ export interface CanonicalStripper {
   kind(): StripperKind
 }
 
-export function createStripper(source: StripModuleSource): CanonicalStripper {
+/** `search`: the build's fastest search without the kernel (on Node, one native `memchr` a byte). */
+export function createStripper(source: StripModuleSource, search: WhitespaceSearch): CanonicalStripper {
   let kernels: WasmKernels | undefined
   let kind: StripperKind | undefined
   let scratch = new Uint8Array(0)
@@ -171,7 +164,7 @@ export function createStripper(source: StripModuleSource): CanonicalStripper {
     if (kernels === undefined) {
       const made = createWasmKernels(source.load)
       kind = made === undefined ? 'js' : `wasm-${source.via}`
-      kernels = made ?? { strip: stripJavaWhitespace, gson: gsonText, hasWhitespace: hasJavaWhitespace }
+      kernels = made ?? { strip: stripJavaWhitespace, gson: gsonText, hasWhitespace: search }
     }
     return kernels
   }
@@ -185,7 +178,7 @@ export function createStripper(source: StripModuleSource): CanonicalStripper {
     },
     // canonical.ts bounds the bodies the Gson text is made for (64 KiB), well within the kernels'.
     gson: (body, maxEscapes) => make().gson(body, maxEscapes),
-    hasWhitespace: (bytes) => (bytes.length <= WASM_STRIP_MAX ? make().hasWhitespace(bytes) : hasJavaWhitespace(bytes)),
+    hasWhitespace: (bytes) => (bytes.length <= WASM_STRIP_MAX ? make().hasWhitespace(bytes) : search(bytes)),
     kind: () => {
       make()
       return kind as StripperKind
