@@ -294,15 +294,15 @@ describe.each(BACKENDS)(
     it('hash a compact body exactly, and strip one with a single whitespace byte anywhere: first, last, at a chunk’s edges, in the last partial block', async () => {
       const all = await keys()
       const reference = (text: Uint8Array) => secrets.map((secret) => new Uint8Array(createHmac('sha256', secret).update(text).digest()))
-      // Around the one-shot size (16 KiB), the chunks searched (16 and 64 KiB), SIMD blocks (16
-      // bytes) and passes (64 bytes), up to two chunks and a partial one.
+      // Around the one-shot size (16 KiB), the first KiB searched alone, the chunks searched (16
+      // and 64 KiB), SIMD blocks (16 bytes) and passes (64 bytes), up to two chunks and a partial one.
       const lengths = [16383, 16384, 16385, 16401, 32768, 65535, 65536, 65537, 65551, 65599, 131072, 131073, 131136, 147473]
       for (const length of lengths) {
         const clean = compact(length, length % 2 === 1)
         expect(await backend.canonicalHmac(all, clean), `clean, length ${length}`).toEqual(reference(clean))
         const edges = [16383, 16384, 65535, 65536, 131071, 131072].filter((at) => at < length)
         const ends = [length - 64, length - 17, length - 16, length - 15, length - 2, length - 1]
-        for (const [n, at] of [0, 1, 15, 16, ...edges, ...ends].entries()) {
+        for (const [n, at] of [0, 1, 15, 16, 1023, 1024, ...edges, ...ends].entries()) {
           const input = clean.slice()
           input[at] = WHITESPACE[n % WHITESPACE.length] as number
           const stripped = new Uint8Array(length - 1)

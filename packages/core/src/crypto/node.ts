@@ -98,6 +98,12 @@ function gsonDigests(keys: readonly HmacKey[], body: Uint8Array, maxEscapes: num
  * WebAssembly, the search stays the platform's.
  */
 const SCAN_CHUNK = 16 * 1024
+/**
+ * A body with whitespace nearly always shows it in its first bytes (indentation, or the spaces in
+ * a Gson text's values): its first KiB is searched alone before the chunks, so that such a body
+ * is stripped without a whole chunk searched first.
+ */
+const PROBE = 1024
 
 function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array): Uint8Array[] {
   if (body.length <= ONE_SHOT_MAX) {
@@ -105,6 +111,10 @@ function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array): Uint8Arra
     return keys.map((key) => hmacNow(key, text))
   }
   const hasWhitespace = body.length <= WASM_STRIP_MAX ? stripper.hasWhitespace : hasJavaWhitespace
+  if (hasWhitespace(body.subarray(0, PROBE))) {
+    const text = stripper.strip(body)
+    return keys.map((key) => hmacNow(key, text))
+  }
   let hmacs: crypto.Hmac[] | undefined
   for (let offset = 0; offset < body.length; offset += SCAN_CHUNK) {
     const chunk = body.subarray(offset, offset + SCAN_CHUNK)
