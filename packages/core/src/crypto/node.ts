@@ -2,7 +2,7 @@ import * as crypto from 'node:crypto'
 import { stripModule } from '#strip-module'
 import { containsAnyByte } from '../bytes-platform/node.ts'
 import type { CryptoBackend, HmacKey } from './types.ts'
-import { createStripper, WASM_STRIP_MAX, type WhitespaceSearch } from './wasm-strip.ts'
+import { createStripper, SCAN_CHUNK, SCAN_PROBE, WASM_STRIP_MAX, type WhitespaceSearch } from './wasm-strip.ts'
 
 /** SHA-256's block size: the HMAC key is padded (or first hashed) to it. */
 const BLOCK = 64
@@ -97,21 +97,13 @@ function gsonDigests(keys: readonly HmacKey[], body: Uint8Array, maxEscapes: num
  * the six `memchr` it replaces (docs/benchmarks.md, notes). Above the bound, and without
  * WebAssembly, the search stays the platform's.
  */
-const SCAN_CHUNK = 16 * 1024
-/**
- * A body with whitespace nearly always shows it in its first bytes (indentation, or the spaces in
- * a Gson text's values): its first KiB is searched alone before the chunks, so that such a body
- * is stripped without a whole chunk searched first.
- */
-const PROBE = 1024
-
 function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array): Uint8Array[] {
   if (body.length <= ONE_SHOT_MAX) {
     const text = transientCanonical(body)
     return keys.map((key) => hmacNow(key, text))
   }
   const hasWhitespace = body.length <= WASM_STRIP_MAX ? stripper.hasWhitespace : hasJavaWhitespace
-  if (hasWhitespace(body.subarray(0, PROBE))) {
+  if (hasWhitespace(body.subarray(0, SCAN_PROBE))) {
     const text = stripper.strip(body)
     return keys.map((key) => hmacNow(key, text))
   }

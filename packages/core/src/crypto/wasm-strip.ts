@@ -85,6 +85,16 @@ export type TransientGson = (body: Uint8Array, maxEscapes: number) => Uint8Array
  */
 export type WhitespaceSearch = (bytes: Uint8Array) => boolean
 
+/**
+ * How both builds search a body with {@link CanonicalStripper.hasWhitespace}: its first
+ * `SCAN_PROBE` bytes alone, then `SCAN_CHUNK` at a time. A body with whitespace nearly always
+ * shows it in its first bytes (indentation, or the spaces in a Gson text's values), so it is
+ * stripped without a whole chunk searched first; a chunk's copy in the kernel's memory stays in
+ * cache for the scan (and, on Node, for the hash that follows).
+ */
+export const SCAN_PROBE = 1024
+export const SCAN_CHUNK = 16 * 1024
+
 export interface WasmKernels {
   strip: TransientStrip
   gson: TransientGson

@@ -1,7 +1,7 @@
 import { stripModule } from '#strip-module'
 import { indexOfJavaWhitespace } from '../strip.ts'
 import type { CryptoBackend, HmacKey } from './types.ts'
-import { createStripper } from './wasm-strip.ts'
+import { createStripper, SCAN_CHUNK, SCAN_PROBE } from './wasm-strip.ts'
 
 const HMAC_SHA256 = { name: 'HMAC', hash: 'SHA-256' } as const
 
@@ -14,15 +14,6 @@ const source = (bytes: Uint8Array) => bytes as Uint8Array<ArrayBuffer>
  */
 const stripper = createStripper(stripModule, (bytes) => indexOfJavaWhitespace(bytes) !== -1)
 
-/** The chunk the kernel scans at a time: its copy stays in cache for the scan. */
-const SCAN_CHUNK = 16 * 1024
-/**
- * A body with whitespace nearly always shows it in its first bytes (indentation, or the spaces in
- * a Gson text's values): its first KiB is searched alone before the chunks, so that such a body
- * is stripped without a whole chunk searched first.
- */
-const PROBE = 1024
-
 /**
  * The canonical text: the body itself when no chunk holds whitespace, told by the kernel's scan
  * of a copy, which costs about half of stripping it in place; else the stripper's text,
@@ -30,8 +21,8 @@ const PROBE = 1024
  * chunked.
  */
 function canonical(body: Uint8Array): Uint8Array {
-  if (stripper.hasWhitespace(body.subarray(0, PROBE))) return stripper.strip(body)
-  for (let offset = PROBE; offset < body.length; offset += SCAN_CHUNK) {
+  if (stripper.hasWhitespace(body.subarray(0, SCAN_PROBE))) return stripper.strip(body)
+  for (let offset = SCAN_PROBE; offset < body.length; offset += SCAN_CHUNK) {
     if (stripper.hasWhitespace(body.subarray(offset, offset + SCAN_CHUNK))) return stripper.strip(body)
   }
   return body
