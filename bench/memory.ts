@@ -10,7 +10,8 @@
  *
  * WebAssembly memory (the Node build's whitespace stripper works in its own) shows in neither
  * figure, so it is traced: every instance made is wrapped to record the bytes copied into it per
- * call (its `strip` export's length argument) and the size its memory has grown to, which it keeps.
+ * call (the length argument of its `strip` and `scan` exports: a compact body is scanned there,
+ * 16 KiB at a time) and the size its memory has grown to, which it keeps.
  */
 import { createHmac } from 'node:crypto'
 import { Session } from 'node:inspector/promises'
@@ -18,26 +19,22 @@ import { PerformanceObserver } from 'node:perf_hooks'
 import { makePayload, type Shape } from '@hookguard/testkit/payload'
 import { median, RESULT_PREFIX } from './measure.ts'
 
-/** Bytes handed to WebAssembly `strip` exports since the last reset, and the memories seen. */
+/** Bytes handed to WebAssembly `strip` and `scan` exports since the last reset, and the memories seen. */
 const wasm = { copiedIn: 0, memories: new Set<WebAssembly.Memory>() }
 const NativeInstance = WebAssembly.Instance
 class TracedInstance extends NativeInstance {
   readonly #exports: WebAssembly.Exports
   constructor(module: WebAssembly.Module, imports?: WebAssembly.Imports) {
     super(module, imports)
-    const real = super.exports as { memory?: WebAssembly.Memory; strip?: (ptr: number, len: number) => number }
+    type Kernel = (ptr: number, len: number) => number
+    const real = super.exports as { memory?: WebAssembly.Memory; strip?: Kernel; scan?: Kernel }
     if (real.memory) wasm.memories.add(real.memory)
-    const strip = real.strip
-    this.#exports =
-      strip === undefined
-        ? real
-        : Object.freeze({
-            ...real,
-            strip: (ptr: number, len: number) => {
-              wasm.copiedIn += len
-              return strip(ptr, len)
-            },
-          })
+    const traced = (kernel: Kernel) => (ptr: number, len: number) => {
+      wasm.copiedIn += len
+      return kernel(ptr, len)
+    }
+    const { strip, scan } = real
+    this.#exports = strip === undefined || scan === undefined ? real : Object.freeze({ ...real, strip: traced(strip), scan: traced(scan) })
   }
   override get exports(): WebAssembly.Exports {
     return this.#exports

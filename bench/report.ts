@@ -295,7 +295,7 @@ function memoryTable(memory: NonNullable<Figures['memory']>, misses: Miss[]): st
   return [
     `### Target 5: memory while verifying a 1 MiB body (${memory.runtime}, Node build)`,
     '',
-    'Growth of `arrayBuffers` and `heapUsed` across one call with no collection inside it, plus the bytes copied into WebAssembly memory (the Node build strips whitespace there, in place; traced per call, since neither figure shows it), median of the kept trials (the largest in brackets): everything the call allocated, so an upper bound on what it held at once.',
+    'Growth of `arrayBuffers` and `heapUsed` across one call with no collection inside it, plus the bytes copied into WebAssembly memory (the Node build scans a compact body there, 16 KiB at a time, and strips whitespace there, in place; traced per call, since neither figure shows it), median of the kept trials (the largest in brackets): everything the call allocated, so an upper bound on what it held at once.',
     '',
     table(['body', 'buffers', 'heap', 'into WebAssembly memory', 'copies of the body', 'target 5'], rows),
     '',

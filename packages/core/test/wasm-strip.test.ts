@@ -6,6 +6,7 @@
  * HMAC over it, the Web one with Web Crypto reading the kernel's memory.
  */
 
+import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { makePayload, random } from '@hookguard/testkit/payload'
 import { describe, expect, it, vi } from 'vitest'
@@ -19,7 +20,7 @@ import { STRIP_WASM_BASE64 } from '../src/crypto/strip-wasm-bytes.ts'
 import type { CryptoBackend } from '../src/crypto/types.ts'
 import { createStripper, createWasmKernels, type StripModuleSource, WASM_STRIP_MAX } from '../src/crypto/wasm-strip.ts'
 import { backend as web } from '../src/crypto/web.ts'
-import { stripJavaWhitespace } from '../src/strip.ts'
+import { indexOfJavaWhitespace, stripJavaWhitespace } from '../src/strip.ts'
 
 const WHITESPACE = [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]
 const reference = (body: Uint8Array) => body.filter((b) => !WHITESPACE.includes(b))
@@ -37,6 +38,18 @@ function body(length: number, density: number): Uint8Array<ArrayBuffer> {
   return out
 }
 
+/**
+ * A compact body of `length` bytes: no whitespace, every byte above 0x20 (as JSON's are: it
+ * forbids raw control characters in strings), or, with `low`, holding bytes below 0x21 that are
+ * not whitespace (0x00, 0x08, 0x0E, 0x1F) too.
+ */
+function compact(length: number, low = false): Uint8Array<ArrayBuffer> {
+  const high = KEPT.filter((b) => b > 0x20)
+  const out = new Uint8Array(length)
+  for (let i = 0; i < length; i++) out[i] = low && next() < 0.05 ? pick([0x00, 0x08, 0x0e, 0x1f]) : pick(high)
+  return out
+}
+
 /** Bit i of `pattern` set: byte i is whitespace. */
 function fromPattern(pattern: number, length: number, offset = 0): Uint8Array {
   // Placed at `offset` inside a larger buffer, so the body's own alignment varies too.
@@ -44,6 +57,9 @@ function fromPattern(pattern: number, length: number, offset = 0): Uint8Array {
   for (let i = 0; i < length; i++) out[i] = (pattern >>> i) & 1 ? pick(WHITESPACE) : pick(KEPT)
   return out
 }
+
+/** The search a build hands the stripper for where there is no kernel. */
+const search = (bytes: Uint8Array) => indexOfJavaWhitespace(bytes) !== -1
 
 /** Compares by value, with a readable message; expect().toEqual on 1 MiB arrays is very slow. */
 function check(strip: (body: Uint8Array) => Uint8Array, input: Uint8Array): void {
@@ -175,6 +191,52 @@ describe.each(SOURCES)(
       }
     })
 
+    it('tells whether bytes hold whitespace: each of the six at every position, none in compact bytes, whatever the memory held before', () => {
+      const hasWhitespace = createWasmKernels(source.load)?.hasWhitespace as (bytes: Uint8Array) => boolean
+      // Short lengths at every position and alignment; then lengths around the kernel's blocks of
+      // 16 and its passes of 64, and around 16 KiB and 64 KiB, at their edges and in their last
+      // partial block.
+      const positions = (length: number) =>
+        length <= 300
+          ? Array.from({ length }, (_, i) => i)
+          : [0, 1, 15, 16, 63, 64, length >> 1, length - 65, length - 64, length - 17, length - 16, length - 15, length - 2, length - 1]
+      const lengths = [
+        ...Array.from({ length: 301 }, (_, i) => i),
+        ...[1024, 16384, 65536].flatMap((edge) => [
+          edge - 64,
+          edge - 17,
+          edge - 16,
+          edge - 1,
+          edge,
+          edge + 1,
+          edge + 15,
+          edge + 16,
+          edge + 63,
+        ]),
+      ]
+      for (const length of lengths) {
+        for (const low of [false, true]) {
+          const clean = compact(length, low)
+          // Stale whitespace past the end from a longer call before: never counted.
+          hasWhitespace(new Uint8Array(length + 100).fill(0x20))
+          expect(hasWhitespace(clean), `clean, length ${length}, low bytes ${low}`).toBe(false)
+          for (const [n, at] of positions(length).entries()) {
+            const input = clean.slice()
+            input[at] = WHITESPACE[n % WHITESPACE.length] as number
+            expect(hasWhitespace(input), `length ${length}, ${input[at]} at ${at}`).toBe(true)
+          }
+        }
+      }
+      // Every byte value alone in a clean block: only the six count.
+      for (let b = 0; b < 256; b++) {
+        for (const length of [1, 16, 64, 65, 200]) {
+          const input = compact(length)
+          input[length - 1] = b
+          expect(hasWhitespace(input), `byte ${b}, length ${length}`).toBe(WHITESPACE.includes(b))
+        }
+      }
+    })
+
     it('strips its own previous result, a view of its memory', () => {
       const input = body(3000, 0.3)
       const once = strip(input)
@@ -229,6 +291,28 @@ describe.each(BACKENDS)(
       }
     })
 
+    it('hash a compact body exactly, and strip one with a single whitespace byte anywhere: first, last, at a chunk’s edges, in the last partial block', async () => {
+      const all = await keys()
+      const reference = (text: Uint8Array) => secrets.map((secret) => new Uint8Array(createHmac('sha256', secret).update(text).digest()))
+      // Around the one-shot size (16 KiB), the first KiB searched alone, the chunks searched (16
+      // and 64 KiB), SIMD blocks (16 bytes) and passes (64 bytes), up to two chunks and a partial one.
+      const lengths = [16383, 16384, 16385, 16401, 32768, 65535, 65536, 65537, 65551, 65599, 131072, 131073, 131136, 147473]
+      for (const length of lengths) {
+        const clean = compact(length, length % 2 === 1)
+        expect(await backend.canonicalHmac(all, clean), `clean, length ${length}`).toEqual(reference(clean))
+        const edges = [16383, 16384, 65535, 65536, 131071, 131072].filter((at) => at < length)
+        const ends = [length - 64, length - 17, length - 16, length - 15, length - 2, length - 1]
+        for (const [n, at] of [0, 1, 15, 16, 1023, 1024, ...edges, ...ends].entries()) {
+          const input = clean.slice()
+          input[at] = WHITESPACE[n % WHITESPACE.length] as number
+          const stripped = new Uint8Array(length - 1)
+          stripped.set(input.subarray(0, at))
+          stripped.set(input.subarray(at + 1), at)
+          expect(await backend.canonicalHmac(all, input), `length ${length}, ${input[at]} at ${at}`).toEqual(reference(stripped))
+        }
+      }
+    })
+
     it('give each of many concurrent calls its own body, though the kernel reuses its memory', async () => {
       const all = await keys()
       // Started together, shorter and longer bodies interleaved, so that each strip overwrites the last one's text.
@@ -275,14 +359,38 @@ describe('without WebAssembly (node --jitless)', () => {
     try {
       for (const [, source] of SOURCES) {
         expect(createWasmKernels(source.load)).toBeUndefined()
-        const stripper = createStripper(source)
+        const searched: number[] = []
+        const stripper = createStripper(source, (bytes) => {
+          searched.push(bytes.length)
+          return search(bytes)
+        })
         expect(stripper.kind()).toBe('js')
         const input = body(5000, 0.3)
         expect(stripper.strip(input)).toEqual(reference(input))
+        // The build's own search tells whether there is whitespace at all.
+        expect([stripper.hasWhitespace(input), stripper.hasWhitespace(compact(5000))]).toEqual([true, false])
+        expect(searched).toEqual([5000, 5000])
       }
     } finally {
       vi.unstubAllGlobals()
     }
+  })
+})
+
+describe('the stripper’s whitespace search', () => {
+  it('is the kernel’s up to the kernel’s bound, and the build’s own search above it', () => {
+    const searched: number[] = []
+    const stripper = createStripper(fromBytes, (bytes) => {
+      searched.push(bytes.length)
+      return search(bytes)
+    })
+    const clean = compact(WASM_STRIP_MAX + 1)
+    expect(stripper.hasWhitespace(clean.subarray(0, WASM_STRIP_MAX))).toBe(false)
+    expect(searched).toEqual([])
+    expect(stripper.hasWhitespace(clean)).toBe(false)
+    clean[WASM_STRIP_MAX] = 0x0c
+    expect(stripper.hasWhitespace(clean)).toBe(true)
+    expect(searched).toEqual([WASM_STRIP_MAX + 1, WASM_STRIP_MAX + 1])
   })
 })
 
@@ -296,7 +404,7 @@ describe('the edge build’s module source', () => {
 
   it('leaves the portable JavaScript where the bundler handed over anything else (a file name), rather than failing', () => {
     for (const compiled of ['./strip-3F2A.wasm', undefined, {}]) {
-      const stripper = createStripper(importedModule(compiled))
+      const stripper = createStripper(importedModule(compiled), search)
       expect(stripper.kind()).toBe('js')
       const input = body(3000, 0.3)
       expect(stripper.strip(input)).toEqual(reference(input))
@@ -308,7 +416,7 @@ describe('the edge build’s module source', () => {
     const bytes = readFileSync(new URL('../src/crypto/strip.wasm', import.meta.url))
     const foreign = runInNewContext('new WebAssembly.Module(bytes)', { bytes: new Uint8Array(bytes) }) as WebAssembly.Module
     expect(foreign instanceof WebAssembly.Module).toBe(false)
-    expect(createStripper(importedModule(foreign)).kind()).toBe('wasm-import')
+    expect(createStripper(importedModule(foreign), search).kind()).toBe('wasm-import')
   })
 })
 

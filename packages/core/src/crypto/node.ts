@@ -2,7 +2,7 @@ import * as crypto from 'node:crypto'
 import { stripModule } from '#strip-module'
 import { containsAnyByte } from '../bytes-platform/node.ts'
 import type { CryptoBackend, HmacKey } from './types.ts'
-import { createStripper } from './wasm-strip.ts'
+import { createStripper, SCAN_CHUNK, SCAN_PROBE, WASM_STRIP_MAX, type WhitespaceSearch } from './wasm-strip.ts'
 
 /** SHA-256's block size: the HMAC key is padded (or first hashed) to it. */
 const BLOCK = 64
@@ -61,17 +61,14 @@ function bytesOf(digest: string): Uint8Array {
   return out
 }
 
-/** The WebAssembly kernel up to 1 MiB, the portable JavaScript above it or without WebAssembly. */
-const stripper = createStripper(stripModule)
-
 /** Java's `\s`, the most frequent first: a body with a space is told after a short search. */
 const JAVA_WHITESPACE_BYTES = [0x20, 0x0a, 0x09, 0x0d, 0x0b, 0x0c]
 
-/**
- * Whether the body holds any of Java's whitespace bytes, searched in full: a body is hashed as
- * received only when it holds none, and a sample could miss one.
- */
-const hasJavaWhitespace = (body: Uint8Array) => containsAnyByte(body, JAVA_WHITESPACE_BYTES)
+/** One native `memchr` per whitespace byte, over the whole of `bytes`. */
+const hasJavaWhitespace: WhitespaceSearch = (bytes) => containsAnyByte(bytes, JAVA_WHITESPACE_BYTES)
+
+/** The WebAssembly kernel up to 1 MiB, the portable JavaScript above it or without WebAssembly. */
+const stripper = createStripper(stripModule, hasJavaWhitespace)
 
 /**
  * The canonical text, possibly in the WebAssembly stripper's memory, which its next call
@@ -94,21 +91,27 @@ function gsonDigests(keys: readonly HmacKey[], body: Uint8Array, maxEscapes: num
 /**
  * Above the one-shot size, a body is searched and hashed a chunk at a time, each chunk hashed
  * right after its search found no whitespace, so both read it from cache; the first whitespace
- * abandons the hashes for the stripped text. A compact body is thus read once per whitespace
- * byte and once by the hash, and never copied.
+ * abandons the hashes for the stripped text. Up to the kernel's bound the search is the kernel's:
+ * the chunk copied into its memory (fixed and reused: a chunk never needs more of it than the
+ * tables and 16 KiB) and scanned there in one SIMD pass, which with the copy costs about half of
+ * the six `memchr` it replaces (docs/benchmarks.md, notes). Above the bound, and without
+ * WebAssembly, the search stays the platform's.
  */
-const SCAN_CHUNK = 16 * 1024
-
 function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array): Uint8Array[] {
   if (body.length <= ONE_SHOT_MAX) {
     const text = transientCanonical(body)
     return keys.map((key) => hmacNow(key, text))
   }
+  const hasWhitespace = body.length <= WASM_STRIP_MAX ? stripper.hasWhitespace : hasJavaWhitespace
+  if (hasWhitespace(body.subarray(0, SCAN_PROBE))) {
+    const text = stripper.strip(body)
+    return keys.map((key) => hmacNow(key, text))
+  }
   let hmacs: crypto.Hmac[] | undefined
   for (let offset = 0; offset < body.length; offset += SCAN_CHUNK) {
     const chunk = body.subarray(offset, offset + SCAN_CHUNK)
-    if (hasJavaWhitespace(chunk)) {
-      const text = transientCanonical(body)
+    if (hasWhitespace(chunk)) {
+      const text = stripper.strip(body)
       return keys.map((key) => hmacNow(key, text))
     }
     // Made once the first chunk is known clean: a pretty body never pays for them.

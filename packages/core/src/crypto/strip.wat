@@ -1,10 +1,12 @@
-;; Two kernels over one memory, for the Node build (wasm-strip.ts):
+;; Three kernels over one memory, for both builds (wasm-strip.ts):
 ;; - `strip` removes Java's `\s` bytes (0x20, 0x09-0x0D) from a buffer, in place, 16 bytes at a
 ;;   time: the service's canonical text.
 ;; - `gson` makes the Gson fallback's text (canonical.ts, gsonCandidate): Gson's HTML escapes
 ;;   applied and Java's whitespace removed, into a second buffer. One module rather than two so
 ;;   there is one instance and one memory, and `gson` reuses `strip`'s tables for its blocks
 ;;   without an escape.
+;; - `scan` tells whether a buffer holds any of those bytes, without a store: a compact body's
+;;   exact check (crypto/node.ts), one pass over its copy here.
 ;;
 ;; Memory layout
 ;;   [0, 2048)     LO: for each 8-bit mask m, the indices 0-7 of the bits clear in m (the bytes
@@ -207,7 +209,70 @@
                 (i32.sub (local.get $rest) (i32.const 16)) (local.get $out)))))))
     (i32.sub (local.get $out) (local.get $ptr)))
 
-;; gson(ptr, len, max, out) -> the length of the text written at out: the body at [ptr, ptr +
+;; scan(ptr, len) -> 1 when [ptr, ptr + len) holds any of Java's `\s` bytes, else 0, so that a
+  ;; compact body is told canonical in one pass over a copy of it (crypto/node.ts hashes it a
+  ;; chunk at a time right after). Needs ptr >= 6544 and 16 bytes of memory after ptr + len: the
+  ;; last, partial block is read whole and its lanes past the body masked off, so a previous
+  ;; call's bytes there never count.
+  ;; Every whitespace byte is <= 0x20, and a compact JSON body holds no such byte at all (JSON
+  ;; forbids raw control characters in strings), so the pass only keeps the smallest byte of each
+  ;; lane: one i8x16.min_u a block, four blocks an iteration, no branch but the loop's own. It
+  ;; costs about half of one memchr, where `strip`'s CLASSIFY costs two. Only when some byte is
+  ;; <= 0x20 are the same blocks classified exactly, as `strip` does; a chunk with whitespace is
+  ;; stripped next anyway, and a hostile one costs one more pass.
+  (func (export "scan") (param $ptr i32) (param $len i32) (result i32)
+    (local $in i32) (local $at i32) (local $end i32) (local $rest i32) (local $found i32)
+    (local $nibble v128) (local $low4 v128) (local $least v128) (local $least2 v128) (local $any v128) (local $x v128)
+    (local.set $in (local.get $ptr))
+    (local.set $end (i32.add (local.get $ptr) (local.get $len)))
+    (local.set $least (i8x16.splat (i32.const 0xFF)))
+    (local.set $least2 (local.get $least))
+    (block $done
+      (loop $quads
+        ;; At least 64 bytes left (no underflow: $end >= 6544).
+        (br_if $done (i32.gt_u (local.get $in) (i32.sub (local.get $end) (i32.const 64))))
+        (local.set $least (i8x16.min_u (local.get $least) (v128.load (local.get $in))))
+        (local.set $least2 (i8x16.min_u (local.get $least2) (v128.load offset=16 (local.get $in))))
+        (local.set $least (i8x16.min_u (local.get $least) (v128.load offset=32 (local.get $in))))
+        (local.set $least2 (i8x16.min_u (local.get $least2) (v128.load offset=48 (local.get $in))))
+        (local.set $in (i32.add (local.get $in) (i32.const 64)))
+        (br $quads)))
+    (local.set $least (i8x16.min_u (local.get $least) (local.get $least2)))
+    (local.set $nibble (v128.load (i32.const 4096)))
+    (local.set $low4 (v128.load (i32.const 4112)))
+    ;; Some byte <= 0x20 in those blocks: CLASSIFY them, a block at a time.
+    (if (i32.eqz (i8x16.all_true (i8x16.gt_u (local.get $least) (i8x16.splat (i32.const 0x20)))))
+      (then
+        (local.set $at (local.get $ptr))
+        (block $classified
+          (loop $exact
+            (br_if $classified (i32.ge_u (local.get $at) (local.get $in)))
+            (local.set $x (v128.load (local.get $at)))
+            (local.set $any (v128.or (local.get $any)
+              (i8x16.eq (local.get $x) (i8x16.swizzle (local.get $nibble) (v128.and (local.get $x) (local.get $low4))))))
+            (local.set $at (i32.add (local.get $at) (i32.const 16)))
+            (br $exact)))))
+    (local.set $found (v128.any_true (local.get $any)))
+    ;; The last 0-63 bytes, a block at a time, classified; a block's lanes past the body masked off.
+    (block $tail_done
+      (loop $blocks
+        (br_if $tail_done (i32.ge_u (local.get $in) (local.get $end)))
+        (local.set $x (v128.load (local.get $in)))
+        (local.set $rest (i32.sub (local.get $end) (local.get $in)))
+        (local.set $found
+          (i32.or (local.get $found)
+            (i32.ne (i32.const 0)
+              (i32.and
+                (i8x16.bitmask
+                  (i8x16.eq (local.get $x) (i8x16.swizzle (local.get $nibble) (v128.and (local.get $x) (local.get $low4)))))
+                (select (i32.const 0xFFFF)
+                  (i32.sub (i32.shl (i32.const 1) (local.get $rest)) (i32.const 1))
+                  (i32.ge_u (local.get $rest) (i32.const 16)))))))
+        (local.set $in (i32.add (local.get $in) (i32.const 16)))
+        (br $blocks)))
+    (local.get $found))
+
+  ;; gson(ptr, len, max, out) -> the length of the text written at out: the body at [ptr, ptr +
   ;; len) with Gson's escapes applied and Java's whitespace removed, as canonical.ts's
   ;; withGsonEscapes(body, true, max) makes it; -1 when nothing was escaped, -2 when more than
   ;; max escapes were (told at the block where it happens). Needs ptr >= 6544 and, at

@@ -5,7 +5,9 @@
  * - the Gson fallback's text (Gson's escapes applied, Java's whitespace removed): about one and
  *   a half HMACs of the body on the worst hostile one, where canonical.ts's JavaScript pass costs
  *   ten (a pass that branches on each byte's kind is as slow on a body that mixes kinds at
- *   random), and a fifth of one on an ordinary body.
+ *   random), and a fifth of one on an ordinary body;
+ * - whether a chunk holds any of Java's whitespace at all: one SIMD pass over its copy, where the
+ *   platform's search takes one `memchr` per whitespace byte, six passes.
  * The JavaScript stays the fallback where no WebAssembly module can be had (`node --jitless`, a
  * runtime that refuses to compile bytes and was not handed a compiled module).
  *
@@ -14,7 +16,7 @@
  * a compiled `.wasm` module that the bundler hands over (Cloudflare Workers and Vercel's edge,
  * which refuse to compile WebAssembly from bytes at run time).
  *
- * Both results live in the instance's memory: each is valid only until the next call of either.
+ * The texts live in the instance's memory: each is valid only until the next call of any kernel.
  */
 import { gsonText } from '../canonical.ts'
 import { stripJavaWhitespace } from '../strip.ts'
@@ -26,6 +28,8 @@ interface Exports {
   strip(ptr: number, len: number): number
   /** The text's length at `out`; -1 when nothing was escaped, -2 when more than `max` would be. */
   gson(ptr: number, len: number, max: number, out: number): number
+  /** 1 when the bytes hold any of Java's whitespace, else 0. */
+  scan(ptr: number, len: number): number
 }
 
 /** Where a build gets the kernel's compiled module from (`#strip-module`). */
@@ -75,9 +79,26 @@ export type TransientStrip = (body: Uint8Array) => Uint8Array
  */
 export type TransientGson = (body: Uint8Array, maxEscapes: number) => Uint8Array | undefined
 
+/**
+ * Whether the bytes hold any of Java's six whitespace bytes, searched in full: a body is hashed
+ * as received only when it holds none, and a sample could miss one.
+ */
+export type WhitespaceSearch = (bytes: Uint8Array) => boolean
+
+/**
+ * How both builds search a body with {@link CanonicalStripper.hasWhitespace}: its first
+ * `SCAN_PROBE` bytes alone, then `SCAN_CHUNK` at a time. A body with whitespace nearly always
+ * shows it in its first bytes (indentation, or the spaces in a Gson text's values), so it is
+ * stripped without a whole chunk searched first; a chunk's copy in the kernel's memory stays in
+ * cache for the scan (and, on Node, for the hash that follows).
+ */
+export const SCAN_PROBE = 1024
+export const SCAN_CHUNK = 16 * 1024
+
 export interface WasmKernels {
   strip: TransientStrip
   gson: TransientGson
+  hasWhitespace: WhitespaceSearch
 }
 
 /**
@@ -117,6 +138,12 @@ export function createWasmKernels(load: () => WebAssembly.Module): WasmKernels |
       const length = exports.gson(input, body.length, maxEscapes, out)
       return length < 0 ? undefined : memory.subarray(out, out + length)
     },
+    // The copy is the price of reading the bytes from WebAssembly at all; the caller hands over
+    // a chunk small enough to stay in cache, so its hash reads it from there right after.
+    hasWhitespace: (bytes) => {
+      copyIn(bytes, input + bytes.length + SLACK)
+      return exports.scan(input, bytes.length) !== 0
+    },
   }
 }
 
@@ -126,11 +153,18 @@ export interface CanonicalStripper {
   strip: TransientStrip
   /** The Gson fallback's text, as a {@link TransientGson}: hash (or copy) it before the next call. */
   gson: TransientGson
+  /**
+   * Whether the bytes hold Java's whitespace: the kernel copies them into its memory (overwriting
+   * the last text) and scans them there, up to {@link WASM_STRIP_MAX}; the build's own search
+   * above it and without a kernel.
+   */
+  hasWhitespace: WhitespaceSearch
   /** Which stripper runs for bodies up to {@link WASM_STRIP_MAX} (making it, if it was not yet). */
   kind(): StripperKind
 }
 
-export function createStripper(source: StripModuleSource): CanonicalStripper {
+/** `search`: the build's fastest search without the kernel (on Node, one native `memchr` a byte). */
+export function createStripper(source: StripModuleSource, search: WhitespaceSearch): CanonicalStripper {
   let kernels: WasmKernels | undefined
   let kind: StripperKind | undefined
   let scratch = new Uint8Array(0)
@@ -140,7 +174,7 @@ export function createStripper(source: StripModuleSource): CanonicalStripper {
     if (kernels === undefined) {
       const made = createWasmKernels(source.load)
       kind = made === undefined ? 'js' : `wasm-${source.via}`
-      kernels = made ?? { strip: stripJavaWhitespace, gson: gsonText }
+      kernels = made ?? { strip: stripJavaWhitespace, gson: gsonText, hasWhitespace: search }
     }
     return kernels
   }
@@ -154,6 +188,7 @@ export function createStripper(source: StripModuleSource): CanonicalStripper {
     },
     // canonical.ts bounds the bodies the Gson text is made for (64 KiB), well within the kernels'.
     gson: (body, maxEscapes) => make().gson(body, maxEscapes),
+    hasWhitespace: (bytes) => (bytes.length <= WASM_STRIP_MAX ? make().hasWhitespace(bytes) : search(bytes)),
     kind: () => {
       make()
       return kind as StripperKind
