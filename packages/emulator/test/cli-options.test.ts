@@ -26,13 +26,37 @@ const CASES: Case[] = [
   { args: ['--mode', 'secret', '--secret', 's-1'], env: {}, expected: settings({ mode: 'secret', secret: ['s-1'] }) },
   {
     args: ['--mode', 'secret', '--signature-header', 'X-Sig'],
-    env: { HOOKGUARD_SECRET: 's-new,s-old' },
-    expected: settings({ mode: 'secret', secret: ['s-new', 's-old'] }, { signatureHeader: 'X-Sig' }),
+    env: { HOOKGUARD_SECRET: 'whsec-new-1,whsec-old-2' },
+    expected: settings({ mode: 'secret', secret: ['whsec-new-1', 'whsec-old-2'] }, { signatureHeader: 'X-Sig' }),
   },
   {
-    args: ['--mode=secret', '--secret=a,,b,'],
+    args: ['--mode=secret', '--secret=whsec-a-1,,whsec-b-2,'],
     env: { HOOKGUARD_SECRET: 'ignored' },
-    expected: settings({ mode: 'secret', secret: ['a', 'b'] }),
+    expected: settings({ mode: 'secret', secret: ['whsec-a-1', 'whsec-b-2'] }),
+  },
+  // A list as people type it: the spaces and tabs around each entry are no part of it.
+  {
+    args: ['--mode', 'secret'],
+    env: { HOOKGUARD_SECRET: ' whsec-new-1, \twhsec-old-2\t ' },
+    expected: settings({ mode: 'secret', secret: ['whsec-new-1', 'whsec-old-2'] }),
+  },
+  // One secret, with no comma, is taken whole at any length; a space inside it stays.
+  { args: ['--mode', 'secret', '--secret', 'x'], env: {}, expected: settings({ mode: 'secret', secret: ['x'] }) },
+  { args: ['--mode', 'secret', '--secret', 'a b'], env: {}, expected: settings({ mode: 'secret', secret: ['a b'] }) },
+  {
+    args: ['--mode', 'oauth2', '--token-path', `/${'t'.repeat(255)}`],
+    env: { HOOKGUARD_APPID: 'app-env', HOOKGUARD_APP_SECRET: 'as-env' },
+    expected: settings({ mode: 'oauth2', appId: 'app-env', secret: 'as-env' }, { tokenPath: `/${'t'.repeat(255)}` }),
+  },
+  {
+    args: ['--mode', 'oauth2', '--token-path', "/o-2/a_b.c~!$&'()*+,;=:@"],
+    env: { HOOKGUARD_APPID: 'app-env', HOOKGUARD_APP_SECRET: 'as-env' },
+    expected: settings({ mode: 'oauth2', appId: 'app-env', secret: 'as-env' }, { tokenPath: "/o-2/a_b.c~!$&'()*+,;=:@" }),
+  },
+  {
+    args: ['--mode', 'secret', '--secret', 'whsec-1', '--signature-header', "x-!#$%&'*+-.^_`|~9"],
+    env: {},
+    expected: settings({ mode: 'secret', secret: ['whsec-1'] }, { signatureHeader: "x-!#$%&'*+-.^_`|~9" }),
   },
   {
     args: ['--mode', 'basic', '--username', 'u-flag', '--password', 'p-flag'],
@@ -93,6 +117,33 @@ describe('the options hookguard listen and hookguard inspect share', () => {
     ['an argument besides the options', ['--mode', 'none', 'hunter2']],
     ['no secret', ['--mode', 'secret']],
     ['only commas for secrets', ['--mode', 'secret', '--secret', ',,']],
+    ['only spaces and commas for secrets', ['--mode', 'secret', '--secret', ' , \t']],
+    ['a list with an entry shorter than 8 characters', ['--mode', 'secret', '--secret', 'hunter2-0123456789abcdef,x']],
+    ['a list with a short entry after spaces', ['--mode', 'secret', '--secret', 'hunter2-0123456789, hunter2']],
+    ['a secret glued to its flag by a colon', ['--mode', 'none', '--secret:hunter2']],
+    ['a secret glued to its flag by a dash', ['--mode', 'none', '--secret\u2014hunter2']],
+    ['a secret glued to its flag', ['--mode', 'none', '--secrethunter2']],
+    ['a password glued to its flag', ['--mode', 'none', '--password:hunter2']],
+    ['an empty signature header', ['--mode', 'secret', '--secret', 's', '--signature-header', '']],
+    ['a signature header with a space', ['--mode', 'secret', '--secret', 's', '--signature-header', 'a b']],
+    ['a signature header with a colon', ['--mode', 'secret', '--secret', 's', '--signature-header', 'X:Y']],
+    ['a signature header not in ASCII', ['--mode', 'secret', '--secret', 's', '--signature-header', 'x-\u00dfig']],
+    ...[
+      '/t\u00f8ken',
+      '/%74oken',
+      '/x/../token',
+      '/./token',
+      '/t?a=1',
+      '/t#f',
+      '/a b',
+      '//token',
+      '/token/',
+      '/',
+      `/${'t'.repeat(256)}`,
+    ].map((path) => [
+      `the token path ${path.slice(0, 20)}`,
+      ['--mode', 'oauth2', '--appid', 'a', '--app-secret', 'hunter2', '--token-path', path],
+    ]),
     ['no user name', ['--mode', 'basic', '--password', 'hunter2']],
     ['an empty password', ['--mode', 'basic', '--username', 'u', '--password', '']],
     ['no app secret', ['--mode', 'oauth2', '--appid', 'a']],
@@ -110,6 +161,36 @@ describe('the options hookguard listen and hookguard inspect share', () => {
     expect(answers[0]?.stderr).toMatch(/^hookguard: \S.*\nRun 'hookguard <command> --help' for usage\.\n$/)
     expect(answers[0]?.stderr).not.toContain('hunter2')
     expect(answers[1]).toEqual(answers[0])
+  })
+})
+
+describe('the messages of hookguard listen and hookguard inspect', () => {
+  const refusal = async (command: string, args: string[]) => {
+    const { io, stderr } = captureIo()
+    expect(await run([command, ...args], io)).toBe(2)
+    return stderr().split('\n')[0]
+  }
+
+  it.each(['listen', 'inspect'])('%s: say that a list entry is short, and that a secret with a comma cannot be a list', async (command) => {
+    expect(await refusal(command, ['--mode', 'secret', '--secret', 'Ld7pQ2vX9mK4sR8tW1yZ3aB6cE0fG5hJq,x'])).toBe(
+      'hookguard: --secret or HOOKGUARD_SECRET: a list entry is shorter than 8 characters; a secret holding a comma cannot be given as a list',
+    )
+  })
+
+  it.each(['listen', 'inspect'])('%s: name the flag of a token path or a signature header they refuse', async (command) => {
+    expect(await refusal(command, ['--mode', 'oauth2', '--appid', 'a', '--app-secret', 's', '--token-path', '/a b'])).toMatch(
+      /^hookguard: --token-path must be an absolute path of at most 256 characters/,
+    )
+    expect(await refusal(command, ['--mode', 'secret', '--secret', 's', '--signature-header', ''])).toMatch(
+      /^hookguard: --signature-header must be an HTTP header name/,
+    )
+  })
+
+  it.each(['listen', 'inspect'])('%s: name an unknown option only as far as it looks like one', async (command) => {
+    expect(await refusal(command, ['--mode', 'none', '--secret:whsec-live-9f8e'])).toBe(
+      "hookguard: Unknown option '--secret' followed by more (not shown: it may be a secret)",
+    )
+    expect(await refusal(command, ['--mode', 'none', '--secrte'])).toBe("hookguard: Unknown option '--secrte'")
   })
 })
 

@@ -60,6 +60,43 @@ describe('hookguard', () => {
     )
   })
 
+  it("says in full in the help where a command's help is, and that sign and send sign with the first of a list", async () => {
+    const top = captureIo()
+    await run(['--help'], top.io)
+    expect(top.stdout()).toContain("  -h, --help          Show this help; 'hookguard <command> --help' shows a command's own\n")
+    for (const command of ['sign', 'send']) {
+      const { io, stdout } = captureIo()
+      await run([command, '--help'], io)
+      const help = stdout().replace(/\s+/g, ' ')
+      expect(help, command).toContain('several, comma-separated, while rotating: signs with the first')
+      expect(help, command).toContain('a secret holding a comma cannot be given as a list')
+    }
+  })
+
+  // A secret glued to its flag by a typo (`:`), an autocorrected dash or nothing at all.
+  it.each(
+    [
+      'sign',
+      'send http://127.0.0.1:9/ --mode secret',
+      'listen --mode secret --port 0',
+      'inspect --port 0 --ui-port 0',
+      'token http://127.0.0.1:9/',
+    ]
+      .map((command) => command.split(' '))
+      .flatMap((command) =>
+        ['--secret:', '--secret\u2014', '--secret', '--app-secret:', '--password:'].map((flag) => [command[0], flag, command] as const),
+      ),
+  )('%s names the option of %s…, never the value glued to it, and exits 2', async (_name, flag, command) => {
+    const { io, stdout, stderr } = captureIo()
+    io.fetch = () => expect.unreachable('nothing is sent')
+    expect(await run([...command, `${flag}whsec-live-9f8e7d6c5b4a`], io)).toBe(2)
+    expect(stdout()).toBe('')
+    expect(stderr().split('\n')[0]).toBe(
+      `hookguard: Unknown option '${flag.replace(/[:\u2014]$/, '')}' followed by more (not shown: it may be a secret)`,
+    )
+    expect(stderr()).not.toContain('9f8e7d6c5b4a')
+  })
+
   it('prints the version for --version', async () => {
     const { io, stdout } = captureIo()
     expect(await run(['--version'], io)).toBe(0)
@@ -101,6 +138,26 @@ describe('hookguard sign', () => {
     const flag = captureIo()
     expect(await run(['sign', payloadFile, '--secret', `${SECRET},whsec-old`], flag.io)).toBe(0)
     expect(flag.stdout()).toBe(`${customerCreated.signature}\n`)
+  })
+
+  it('signs with the first of a list typed with spaces, without them', async () => {
+    const { io, stdout } = captureIo({ env: { HOOKGUARD_SECRET: ` ${SECRET}\t, whsec-old-1234` } })
+    expect(await run(['sign', payloadFile], io)).toBe(0)
+    expect(stdout()).toBe(`${customerCreated.signature}\n`)
+  })
+
+  it('refuses a list with an entry shorter than 8 characters, a secret holding a comma, and exits 2 without it', async () => {
+    const ways: { env: Record<string, string>; args: string[] }[] = [
+      { env: { HOOKGUARD_SECRET: `${SECRET},x` }, args: [] },
+      { env: {}, args: ['--secret', `${SECRET},x`] },
+    ]
+    for (const given of ways) {
+      const { io, stdout, stderr } = captureIo({ env: given.env })
+      expect(await run(['sign', payloadFile, ...given.args], io)).toBe(2)
+      expect(stdout()).toBe('')
+      expect(stderr()).toContain('a list entry is shorter than 8 characters; a secret holding a comma cannot be given as a list')
+      expect(stderr()).not.toContain(SECRET)
+    }
   })
 
   it('prefers --secret over HOOKGUARD_SECRET', async () => {
@@ -321,6 +378,21 @@ describe('hookguard send', () => {
       ['both --file and --event', ['send', 'http://127.0.0.1:9/', '--mode', 'none', '--file', 'x', '--event', 'order.paid'], 'not both'],
       ['an unknown --event', ['send', 'http://127.0.0.1:9/', '--mode', 'none', '--event', 'order.refunded'], '--event must be one of'],
       ['an option without its value', ['send', 'http://127.0.0.1:9/', '--mode'], "Option '--mode <value>' argument missing"],
+      [
+        'a list of secrets with a short entry',
+        ['send', 'http://127.0.0.1:9/', '--mode', 'secret', '--secret', 'whsec-long-enough,x'],
+        'hookguard: --secret or HOOKGUARD_SECRET: a list entry is shorter than 8 characters',
+      ],
+      [
+        'a signature header no request can carry',
+        ['send', 'http://127.0.0.1:9/', '--mode', 'secret', '--secret', 's', '--signature-header', 'a b'],
+        'hookguard: --signature-header must be an HTTP header name',
+      ],
+      [
+        'an empty signature header',
+        ['send', 'http://127.0.0.1:9/', '--mode', 'secret', '--secret', 's', '--signature-header', ''],
+        'hookguard: --signature-header must be an HTTP header name',
+      ],
     ]
     it.each(cases)('for %s', async (_what, argv, message) => {
       let requests = 0
@@ -495,6 +567,18 @@ describe('hookguard listen', () => {
     await deliver({ url: `${listener.url}/hooks`, mode: 'oauth2', tokenUrl, appId: 'app-1', appSecret: APP_SECRET, payload: '{}' })
     expect(listener.lines().slice(1)).toEqual(['token     GET /oauth/token  issued (200)', 'verified  POST /hooks'])
     expect(await listener.stop()).toBe(0)
+  })
+
+  it('serves the token at exactly --token-path, whose characters mean nothing more, and at its longest', async () => {
+    for (const path of ['/t*', '/:id', `/${'t'.repeat(255)}`]) {
+      const listener = await listen(['--mode', 'oauth2', '--appid', 'app-1', '--token-path', path], { HOOKGUARD_APP_SECRET: APP_SECRET })
+      const query = `?appid=app-1&secret=${APP_SECRET}&grant_type=client_credentials`
+      const token = await fetch(`${listener.url}${path}${query}`)
+      expect(token.status, path).toBe(200)
+      expect(await token.json(), path).toMatchObject({ access_token: expect.any(String) })
+      expect((await fetch(`${listener.url}/tx${query}`)).status, path).toBe(404)
+      expect(await listener.stop()).toBe(0)
+    }
   })
 
   it('replaces control characters in an event name, so a payload cannot drive the terminal', async () => {

@@ -47,6 +47,29 @@ export const checkPort = (value: string) =>
 /** For counts and sizes: a whole number above 0 that a `Number` holds exactly. */
 export const checkCount = (value: string) => (/^[1-9]\d{0,14}$/.test(value) ? undefined : 'must be a whole number above 0')
 
+/** Shorter entries in a list are taken for the pieces of one secret that holds a comma. */
+export const MIN_LISTED_SECRET = 8
+
+/** The longest `--token-path`: an address, not a place to hide data. */
+export const MAX_TOKEN_PATH = 256
+
+// RFC 3986 segments of pchar without `%`-escapes: every server reads such a path the same way,
+// so `listen` and `inspect` serve the token at the same address, the one printed.
+const TOKEN_PATH = /^(?:\/[A-Za-z0-9\-._~!$&'()*+,;=:@]+)+$/
+
+/** For `--token-path`: refused unless every reader of a request sees this exact path. */
+export const checkTokenPath = (value: string) =>
+  value.length <= MAX_TOKEN_PATH && TOKEN_PATH.test(value) && !value.split('/').some((segment) => segment === '.' || segment === '..')
+    ? undefined
+    : `must be an absolute path of at most ${MAX_TOKEN_PATH} characters: segments of letters, digits and -._~!$&'()*+,;=:@, each after one /, none . or .., no %, ? or #`
+
+// RFC 9110 token: anything else cannot be a header name, so no request could carry the signature.
+const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/** For header names (`--signature-header`). */
+export const checkHeaderName = (value: string) =>
+  FIELD_NAME.test(value) ? undefined : "must be an HTTP header name: letters, digits and !#$%&'*+-.^_`|~"
+
 /**
  * The options `listen` and `inspect` share: what a receiver needs to verify as the user's app
  * does. A command sets its own defaults with {@link withDefaults}.
@@ -66,7 +89,7 @@ export const RECEIVER_OPTIONS = {
     env: 'HOOKGUARD_SECRET',
     mode: 'secret',
     // Both commands are receivers, and a receiver takes several secrets while one is rotated out.
-    help: 'The signing secret; several, comma-separated, while rotating',
+    help: `The signing secret; several, comma-separated, while rotating (each ${MIN_LISTED_SECRET} characters or more; a secret holding a comma cannot be given as a list)`,
   },
   'signature-header': {
     type: 'string',
@@ -74,6 +97,7 @@ export const RECEIVER_OPTIONS = {
     mode: 'secret',
     help: 'The header the signature travels in',
     default: DEFAULT_SIGNATURE_HEADER,
+    check: checkHeaderName,
   },
   username: { type: 'string', value: '<u>', env: 'HOOKGUARD_USERNAME', mode: 'basic', help: 'The user name' },
   password: { type: 'string', value: '<p>', env: 'HOOKGUARD_PASSWORD', mode: 'basic', help: 'The password' },
@@ -83,9 +107,9 @@ export const RECEIVER_OPTIONS = {
     type: 'string',
     value: '<path>',
     mode: 'oauth2',
-    help: 'Where the token acquisition address is',
+    help: 'Where the token acquisition address is, on any delivery path',
     default: DEFAULT_TOKEN_PATH,
-    check: (value) => (value.startsWith('/') ? undefined : 'must start with /'),
+    check: checkTokenPath,
   },
 } as const satisfies OptionTable
 
@@ -115,6 +139,7 @@ export function parseCommandLine(
   try {
     return parseArgs({ args: [...args], options, allowPositionals: true, strict: true }) as ReturnType<typeof parseCommandLine>
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') usage(unknownOption(error as Error, options))
     // Its advice on positionals starting with '-' is about a command that takes them as data.
     usage(
       String((error as Error).message)
@@ -122,6 +147,24 @@ export function parseCommandLine(
         ?.replace(/\. To specify a positional.*$/, '') ?? 'invalid arguments',
     )
   }
+}
+
+/**
+ * An unknown option, named no further than what looks like an option's name: a secret glued to
+ * its flag (`--secret:…`, `--secret—…`, `--secret…`) would otherwise be printed whole.
+ */
+function unknownOption(error: Error, options: NonNullable<ParseArgsConfig['options']>): string {
+  const given = /^Unknown option '(.*?)'\. To specify/s.exec(error.message)?.[1] ?? ''
+  let name = /^--?[A-Za-z0-9-]*/.exec(given)?.[0] ?? ''
+  if (name.startsWith('--')) {
+    // The longest known name it starts with: what follows is what was glued to the flag.
+    const known = [...Object.keys(options), ...Object.keys(RECEIVER_OPTIONS)]
+      .filter((option) => name.startsWith(`--${option}`))
+      .sort((a, b) => b.length - a.length)[0]
+    if (known !== undefined) name = `--${known}`
+  }
+  if (name === '-' || name === '--') return 'Unknown option (not shown: it may be a secret)'
+  return name === given ? `Unknown option '${name}'` : `Unknown option '${name}' followed by more (not shown: it may be a secret)`
 }
 
 /**
@@ -188,10 +231,22 @@ function authFor(mode: Mode, values: OptionValues): ReceiverAuth {
   }
 }
 
-/** `--secret` as every command reads it: several, comma-separated, while one is rotated out. */
+/**
+ * `--secret` as every command reads it: several, comma-separated, while one is rotated out, each
+ * without the spaces and tabs typed around it. A list with a short entry is refused: it is more
+ * likely one secret holding a comma, and a fragment of it would verify on its own.
+ */
 function secretList(value: string): string[] {
-  const secrets = value.split(',').filter((secret) => secret !== '')
+  const secrets = value
+    .split(',')
+    .map((secret) => secret.replace(/^[ \t]+|[ \t]+$/g, ''))
+    .filter((secret) => secret !== '')
   if (secrets.length === 0) missing('secret', RECEIVER_OPTIONS.secret)
+  if (secrets.length > 1 && secrets.some((secret) => secret.length < MIN_LISTED_SECRET)) {
+    usage(
+      `--secret or ${RECEIVER_OPTIONS.secret.env}: a list entry is shorter than ${MIN_LISTED_SECRET} characters; a secret holding a comma cannot be given as a list`,
+    )
+  }
   return secrets
 }
 

@@ -18,7 +18,7 @@ Commands:
                       explain each verdict on a page on 127.0.0.1
 
 Options:
-  -h, --help          Show help; 'hookguard <command> --help' for a command's
+  -h, --help          Show this help; 'hookguard <command> --help' shows a command's own
   -v, --version       Print the version
 
 Credentials not given as flags are read from HOOKGUARD_SECRET, HOOKGUARD_USERNAME,
@@ -35,7 +35,9 @@ the hex HMAC-SHA256 of the file's bytes with Java's whitespace removed. Reads st
 no file (or '-') is given.
 
 Options:
-  --secret <secret>   The signing secret (default: $HOOKGUARD_SECRET)
+  --secret <secret>   The signing secret (default: $HOOKGUARD_SECRET); several, comma-separated,
+                      while rotating: signs with the first. Each entry is 8 characters or more
+                      (spaces around it dropped): a secret holding a comma cannot be given as a list
   -h, --help          Show this help
 
 Examples:
@@ -50,6 +52,8 @@ and prints the receiver's status and body. Exits 0 on a 2xx answer, 1 otherwise.
 
 Modes and their credentials:
   --mode secret     --secret <s> ($HOOKGUARD_SECRET) [--signature-header <name>]
+                    (several, comma-separated, while rotating: signs with the first; each 8
+                    characters or more: a secret holding a comma cannot be given as a list)
   --mode basic      --username <u> ($HOOKGUARD_USERNAME) --password <p> ($HOOKGUARD_PASSWORD)
   --mode oauth2     --token-url <url> --appid <id> ($HOOKGUARD_APPID)
                     --app-secret <s> ($HOOKGUARD_APP_SECRET)

@@ -94,7 +94,12 @@ function receiverApp(
       report(method, path, { kind: 'rejected', code: await errorCode(c.res), status: c.res.status })
     }
   })
-  if (oauth) app.all(tokenPath, tokenEndpoint(options))
+  // The path compared as it is, not as a route pattern (where `:` and `*` mean more), as the
+  // line above reports it and as `inspect` matches it.
+  if (oauth) {
+    const token = tokenEndpoint(options)
+    app.use('*', (c, next) => (c.req.path === tokenPath ? token(c) : next()))
+  }
   app.post('*', webhook(options), (c) => c.json({ received: true }))
   return app
 }

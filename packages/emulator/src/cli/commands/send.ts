@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http'
-import { credential, signingSecret } from '@hookguard/inspect/cli'
+import { credential, RECEIVER_OPTIONS, signingSecret } from '@hookguard/inspect/cli'
 import { type DeliverOptions, deliver } from '../../deliver.ts'
 import { SAMPLE_EVENT_NAMES, type SampleEventName, sampleEvent } from '../../samples.ts'
 import { atMostPositionals, httpUrl, mode, parseCommand } from '../args.ts'
@@ -34,7 +34,7 @@ export async function sendCommand(args: readonly string[], io: CliIo): Promise<n
         ...base,
         mode: 'secret',
         secret: signingSecret(values.secret, io.env),
-        signatureHeader: values['signature-header'],
+        signatureHeader: signatureHeader(values['signature-header']),
       }
       break
     case 'basic':
@@ -70,6 +70,13 @@ export async function sendCommand(args: readonly string[], io: CliIo): Promise<n
   }
   if (answer.body !== '') io.stdout.write(answer.body.endsWith('\n') ? answer.body : `${answer.body}\n`)
   return ok ? 0 : 1
+}
+
+/** Checked as `listen` and `inspect` check it, so that the flag is named, not the library's option. */
+function signatureHeader(value: string | undefined): string | undefined {
+  const problem = value === undefined ? undefined : RECEIVER_OPTIONS['signature-header'].check(value)
+  if (problem !== undefined) throw new UsageError(`--signature-header ${problem}`)
+  return value
 }
 
 async function payload(file: string | undefined, event: string | undefined, io: CliIo): Promise<unknown> {
