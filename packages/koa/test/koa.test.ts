@@ -115,16 +115,18 @@ describe.each([
 
     it('is the text the payload was parsed from: the body is decoded from UTF-8 once, not again for ctx.request.rawBody', async () => {
       const body = Buffer.from(signed.body as string)
-      // Decoding 1 KiB that is not all ASCII costs about a twentieth of a request's instructions (docs/benchmarks.md).
-      const toString = vi.spyOn(Buffer.prototype, 'toString')
+      // Decoding 1 KiB that is not all ASCII costs about a twentieth of a request's instructions (bench/notes.md).
+      const decode = vi.spyOn(Buffer.prototype, 'toString')
       try {
         const reply = await (await serve(Koa, webhook({ auth }))).send(signed)
         expect(reply.status).toBe(200)
         expect(JSON.parse(reply.text)).toEqual(delivered)
-        const decodings = toString.mock.contexts.filter((buffer, k) => body.equals(buffer) && [undefined, 'utf8', 'utf-8'].includes(toString.mock.calls[k]?.[0]))
+        const decodings = decode.mock.contexts.filter(
+          (buffer, k) => body.equals(buffer) && [undefined, 'utf8', 'utf-8'].includes(decode.mock.calls[k]?.[0]),
+        )
         expect(decodings).toHaveLength(1)
       } finally {
-        toString.mockRestore()
+        decode.mockRestore()
       }
     })
   })
