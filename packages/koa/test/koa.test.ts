@@ -122,7 +122,7 @@ describe.each([
         expect(reply.status).toBe(200)
         expect(JSON.parse(reply.text)).toEqual(delivered)
         const decodings = decode.mock.contexts.filter(
-          (buffer, k) => body.equals(buffer) && [undefined, 'utf8', 'utf-8'].includes(decode.mock.calls[k]?.[0]),
+          (buffer, k) => body.equals(buffer) && [undefined, 'utf8', 'utf-8'].includes(decode.mock.calls[k]?.[0] as string | undefined),
         )
         expect(decodings).toHaveLength(1)
       } finally {
