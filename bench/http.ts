@@ -1,6 +1,7 @@
 /**
  * Target 4: per framework, server CPU per request with `webhook()` against the framework's usual
- * JSON parser, 1 KiB signed deliveries over loopback. Start it through run.ts, or alone:
+ * JSON parser, and against the reviewers' reference verifier (raw body, one HMAC, `timingSafeEqual`,
+ * `JSON.parse`), 1 KiB signed deliveries over loopback. Start it through run.ts, or alone:
  * `tsx bench/http.ts [--quick]`.
  *
  * The load generator (autocannon) runs here and each server in a child process, so the CPU the
@@ -16,16 +17,14 @@
  * within a load shape the servers take turns in short slices rather than one whole run each: each
  * sees the same stretch of the host.
  *
- * A fourth server, a second copy of the floor (`control`), measures the bench itself: its ratio to
+ * A fifth server, a second copy of the floor (`control`), measures the bench itself: its ratio to
  * the floor would be 1 on a quiet machine, and how far it strays is how small a difference a run
  * can tell.
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process'
 import { availableParallelism } from 'node:os'
-import { sign } from '@hookguard/core'
-import { makePayload } from '@hookguard/testkit/payload'
 import { autocannon } from './autocannon.ts'
-import { FRAMEWORKS, type Framework, PATH, SECRET, type ServerMessage, VARIANTS, type Variant } from './http-server.ts'
+import { benchDelivery, FRAMEWORKS, type Framework, PATH, type ServerMessage, VARIANTS, type Variant } from './http-server.ts'
 import { median, RESULT_PREFIX } from './measure.ts'
 
 export interface HttpVariantResult {
@@ -46,6 +45,8 @@ export interface HttpResult {
   /** The parser plus one bare HMAC of the raw bytes: the floor for any verifying server. */
   hmac: HttpVariantResult
   webhook: HttpVariantResult
+  /** The reviewers' verifier (raw body, one HMAC, `timingSafeEqual`, `JSON.parse`); absent from runs made before it existed. */
+  reference?: HttpVariantResult
   /** Median over rounds of webhook CPU/request ÷ baseline CPU/request in the same round. */
   cpuRatio: number
   cpuRatios: number[]
@@ -54,6 +55,9 @@ export interface HttpResult {
   /** Median over rounds of webhook CPU/request ÷ parser + bare HMAC CPU/request: `webhook()` against the floor. */
   floorRatio: number
   floorRatios: number[]
+  /** Median over rounds of webhook CPU/request ÷ the reference's in the same round. */
+  referenceRatio?: number
+  referenceRatios?: number[]
   /** The same for a second copy of the floor against the first: the bench's own resolution. */
   controlRatio: number
   controlRatios: number[]
@@ -126,19 +130,15 @@ function startServer(framework: Framework, variant: Variant): Promise<Server> {
   })
 }
 
-const payload = makePayload('gson', 1024, '1 KiB')
-const headers = {
-  'content-type': 'application/json',
-  'x-service-hmac-signature': await sign(payload.bytes, SECRET),
-}
+const delivery = await benchDelivery()
 
 async function load(server: Server, seconds: number, connections: number): Promise<Slice> {
   const before = await server.cpu()
   const result = await autocannon({
     url: server.url,
     method: 'POST',
-    headers,
-    body: payload.text,
+    headers: delivery.headers,
+    body: delivery.body,
     connections,
     pipelining: 1,
     duration: seconds,
@@ -218,6 +218,7 @@ async function bench(framework: Framework): Promise<HttpResult[]> {
     const cpuRatios = ratios('webhook', 'baseline')
     const floorRatios = ratios('webhook', 'hmac')
     const controlRatios = ratios('control', 'hmac')
+    const referenceRatios = ratios('webhook', 'reference')
     const result: HttpResult = {
       framework,
       pinned: PIN,
@@ -225,18 +226,22 @@ async function bench(framework: Framework): Promise<HttpResult[]> {
       baseline: summary('baseline'),
       hmac: summary('hmac'),
       webhook: summary('webhook'),
+      reference: summary('reference'),
       cpuRatio: median(cpuRatios),
       cpuRatios,
       hmacRatio: median(ratios('hmac', 'baseline')),
       floorRatio: median(floorRatios),
       floorRatios,
+      referenceRatio: median(referenceRatios),
+      referenceRatios,
       controlRatio: median(controlRatios),
       controlRatios,
     }
     console.error(
       `http: ${framework}, ${connections} connections: ${result.baseline.cpuUs.toFixed(1)} -> ${result.webhook.cpuUs.toFixed(1)} µs CPU/request (${result.cpuRatio.toFixed(3)}x; ` +
         `parser + bare HMAC ${result.hmacRatio.toFixed(3)}x; webhook() over that floor ${result.floorRatio.toFixed(3)}x ` +
-        `[${floorRatios.map((v) => v.toFixed(2)).join(' ')}]; floor against a copy of itself ${result.controlRatio.toFixed(3)}x ` +
+        `[${floorRatios.map((v) => v.toFixed(2)).join(' ')}]; over the reference ${median(referenceRatios).toFixed(3)}x ` +
+        `[${referenceRatios.map((v) => v.toFixed(2)).join(' ')}]; floor against a copy of itself ${result.controlRatio.toFixed(3)}x ` +
         `[${controlRatios.map((v) => v.toFixed(2)).join(' ')}]), ${result.baseline.reqPerSec.toFixed(0)} -> ${result.webhook.reqPerSec.toFixed(0)} req/s`,
     )
     return result

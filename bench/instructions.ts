@@ -1,6 +1,6 @@
 /**
- * Target 4, floor, counted rather than timed: the HTTP bench's floor server and `webhook()`, two
- * processes of each, run under Valgrind's callgrind, which counts what the server process makes
+ * Target 4, floor, counted rather than timed: the HTTP bench's floor server, its reference verifier
+ * and `webhook()`, two processes of each, run under Valgrind's callgrind, which counts what the server process makes
  * the processor do and simulates its caches and branch predictor. Start it through run.ts, or
  * alone: `tsx bench/instructions.ts [--quick]`. Needs Valgrind (Debian's `valgrind` package).
  *
@@ -12,7 +12,11 @@
  * an estimate, KCachegrind's: one per instruction, ten per first-level cache miss and per
  * mispredicted branch, a hundred per last-level miss.
  *
- * Method: per framework, the four servers start together under callgrind with counting off, are
+ * `--keep=DIR` keeps callgrind's files there, to read per function with `callgrind_annotate`;
+ * `--warmup=N` and `--requests=N` set the two phases' requests (`--quick`'s 200 do not let the JIT
+ * settle: its counts are a smoke test, several times a warmed server's).
+ *
+ * Method: per framework, the six servers start together under callgrind with counting off, are
  * warmed, and then counted over the same number of requests at 10 connections, after which each
  * process exits and callgrind writes its totals. The ratio is between the means of the two copies;
  * the two copies of the floor against each other are this method's own spread. No collection is
@@ -20,13 +24,11 @@
  * for collecting it far more often than a running server does.
  */
 import { execFileSync, fork } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { sign } from '@hookguard/core'
-import { makePayload } from '@hookguard/testkit/payload'
+import { join, resolve } from 'node:path'
 import { autocannon } from './autocannon.ts'
-import { FRAMEWORKS, type Framework, PATH, SECRET, type ServerMessage, type Variant } from './http-server.ts'
+import { benchDelivery, FRAMEWORKS, type Framework, PATH, type ServerMessage, type Variant } from './http-server.ts'
 import { RESULT_PREFIX } from './measure.ts'
 
 /** Per request, over the counted window. */
@@ -46,11 +48,16 @@ export interface InstructionsResult {
   /** Means over the copies. */
   hmac: CountedVariant
   webhook: CountedVariant
+  /** The reviewers' verifier (raw body, one HMAC, `timingSafeEqual`, `JSON.parse`); absent from runs made before it was counted. */
+  reference?: CountedVariant
   /** Each process's own counts. */
-  copies: { hmac: CountedVariant[]; webhook: CountedVariant[] }
+  copies: { hmac: CountedVariant[]; webhook: CountedVariant[]; reference?: CountedVariant[] }
   /** webhook ÷ hmac, in simulated cycles and in instructions. */
   floorRatio: number
   floorInstructionRatio: number
+  /** webhook ÷ reference, in simulated cycles and in instructions. */
+  referenceRatio?: number
+  referenceInstructionRatio?: number
   /** The floor's second copy ÷ its first, in simulated cycles: how far two processes of one server stray. */
   controlRatio: number
 }
@@ -59,10 +66,11 @@ const quick = process.argv.includes('--quick')
 const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--framework='.length)
 // Under callgrind a server answers a hundred or so requests a second. The warm-up lets the JIT
 // settle; the window is long enough that a collection more or less moves a count by a percent.
-const WARMUP = quick ? 200 : 4000
-const REQUESTS = quick ? 200 : 5000
+const option = (name: string) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)) || undefined
+const WARMUP = option('warmup') ?? (quick ? 200 : 4000)
+const REQUESTS = option('requests') ?? (quick ? 200 : 5000)
 const CONNECTIONS = 10
-const COUNTED = ['hmac', 'webhook'] as const satisfies readonly Variant[]
+const COUNTED = ['hmac', 'reference', 'webhook'] as const satisfies readonly Variant[]
 // One process counts up to 3 % more or less than another of the same code (where the JIT and the
 // collector happened to act), so each server runs twice and the ratio is between their means.
 const COPIES = 2
@@ -73,10 +81,11 @@ try {
   throw new Error('instructions: Valgrind is not installed (apt-get install -y valgrind)')
 }
 
-const payload = makePayload('gson', 1024, '1 KiB')
-const headers = { 'content-type': 'application/json', 'x-service-hmac-signature': await sign(payload.bytes, SECRET) }
-const outDir = mkdtempSync(join(tmpdir(), 'hookguard-callgrind-'))
-process.on('exit', () => rmSync(outDir, { recursive: true, force: true }))
+const delivery = await benchDelivery()
+const keep = process.argv.find((a) => a.startsWith('--keep='))?.slice('--keep='.length)
+const outDir = keep === undefined ? mkdtempSync(join(tmpdir(), 'hookguard-callgrind-')) : resolve(keep)
+if (keep === undefined) process.on('exit', () => rmSync(outDir, { recursive: true, force: true }))
+else mkdirSync(outDir, { recursive: true })
 
 interface CountedServer {
   variant: (typeof COUNTED)[number]
@@ -136,8 +145,8 @@ async function send(server: CountedServer, amount: number): Promise<number> {
   const result = await autocannon({
     url: server.url,
     method: 'POST',
-    headers,
-    body: payload.text,
+    headers: delivery.headers,
+    body: delivery.body,
     connections: CONNECTIONS,
     amount,
     timeout: 120,
@@ -170,7 +179,7 @@ function perRequest(outFile: string, requests: number): CountedVariant {
 async function count(framework: Framework): Promise<InstructionsResult> {
   const started = COUNTED.flatMap((variant) => Array.from({ length: COPIES }, (_, copy) => startCounted(framework, variant, copy)))
   const servers = await Promise.all(started)
-  const copies: InstructionsResult['copies'] = { hmac: [], webhook: [] }
+  const copies: Required<InstructionsResult['copies']> = { hmac: [], webhook: [], reference: [] }
   try {
     // Each server's counts are kept in its place, so that copy 0 and copy 1 stay apart.
     const counted = await Promise.all(
@@ -189,19 +198,24 @@ async function count(framework: Framework): Promise<InstructionsResult> {
   }
   const hmac = meanOf(copies.hmac)
   const webhook = meanOf(copies.webhook)
+  const reference = meanOf(copies.reference)
   const [first, second] = copies.hmac as [CountedVariant, CountedVariant]
   const result: InstructionsResult = {
     framework,
     hmac,
     webhook,
+    reference,
     copies,
     floorRatio: webhook.cycles / hmac.cycles,
     floorInstructionRatio: webhook.instructions / hmac.instructions,
+    referenceRatio: webhook.cycles / reference.cycles,
+    referenceInstructionRatio: webhook.instructions / reference.instructions,
     controlRatio: second.cycles / first.cycles,
   }
   console.error(
     `instructions: ${framework}: ${hmac.cycles.toFixed(0)} -> ${webhook.cycles.toFixed(0)} simulated cycles/request ` +
       `(webhook() over the floor ${result.floorRatio.toFixed(3)}x, in instructions ${result.floorInstructionRatio.toFixed(3)}x; ` +
+      `over the reference (${reference.cycles.toFixed(0)}) ${result.referenceRatio?.toFixed(3)}x, in instructions ${result.referenceInstructionRatio?.toFixed(3)}x; ` +
       `two copies of the floor ${result.controlRatio.toFixed(3)}x, of webhook() ` +
       `${((copies.webhook[1] as CountedVariant).cycles / (copies.webhook[0] as CountedVariant).cycles).toFixed(3)}x)`,
   )

@@ -58,6 +58,18 @@ const HTTP_TARGETS: Record<string, number> = { express4: 1.05, express5: 1.05, k
  * parser plus one bare HMAC of the raw bytes (the `hmac` server), at every load shape.
  */
 const HTTP_FLOOR_TARGET = 1.05
+/**
+ * Target 4, reference: `webhook()` over the verifier outside reviewers measure it against (the raw
+ * body read from the stream, one HMAC, `timingSafeEqual`, `JSON.parse`: the `reference` server).
+ * Judged for Koa; the other frameworks are reported against it without a target of their own.
+ */
+const HTTP_REFERENCE_TARGETS: Record<string, number> = { koa3: 1.03 }
+/** A reference ratio's verdict, or what stands for it where there is no figure or no target. */
+function referenceVerdict(framework: string, ratio: number | undefined): string {
+  const target = HTTP_REFERENCE_TARGETS[framework]
+  if (ratio === undefined) return '–'
+  return target === undefined ? 'no target' : verdict(ratio, target)
+}
 const HTTP_LABELS: Record<string, string> = {
   express4: 'Express 4',
   express5: 'Express 5',
@@ -193,26 +205,39 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
         what: `${label}: ${x(r.floorRatio)} the CPU per request of its JSON parser plus a bare HMAC, target ≤ ${x(HTTP_FLOOR_TARGET)}`,
       })
     }
+    const referenceTarget = HTTP_REFERENCE_TARGETS[r.framework]
+    if (referenceTarget !== undefined && r.referenceRatio !== undefined && r.referenceRatio > referenceTarget) {
+      misses.push({
+        target: '4, reference',
+        what: `${label}: ${x(r.referenceRatio)} the CPU per request of the reference verifier, target ≤ ${x(referenceTarget)}`,
+      })
+    }
     return [
       HTTP_LABELS[r.framework] as string,
       String(r.connections),
       `${r.baseline.cpuUs.toFixed(1)} µs`,
       `${r.hmac.cpuUs.toFixed(1)} µs (${x(r.hmacRatio)})`,
+      // Runs recorded before the reference server existed have no such figures.
+      r.reference === undefined ? '–' : `${r.reference.cpuUs.toFixed(1)} µs`,
       `${r.webhook.cpuUs.toFixed(1)} µs`,
       `${r.cpuRatio.toFixed(3)}× (${r.cpuRatios.map((v) => v.toFixed(2)).join(', ')})`,
       `**${r.floorRatio.toFixed(3)}×** (${r.floorRatios.map((v) => v.toFixed(2)).join(', ')})`,
+      r.referenceRatio === undefined || r.referenceRatios === undefined
+        ? '–'
+        : `**${r.referenceRatio.toFixed(3)}×** (${r.referenceRatios.map((v) => v.toFixed(2)).join(', ')})`,
       // Runs recorded before the control server existed have no such figure.
       r.controlRatios === undefined ? '–' : `${r.controlRatio.toFixed(3)}× (${r.controlRatios.map((v) => v.toFixed(2)).join(', ')})`,
       `${r.baseline.reqPerSec.toFixed(0)} / ${r.webhook.reqPerSec.toFixed(0)}`,
       `${r.baseline.p99Ms} / ${r.webhook.p99Ms} ms`,
       verdict(r.cpuRatio, target),
       verdict(r.floorRatio, HTTP_FLOOR_TARGET),
+      referenceVerdict(r.framework, r.referenceRatio),
     ]
   })
   return [
     `### Target 4: HTTP, 1 KiB signed delivery over loopback (${http.runtime})`,
     '',
-    `Server CPU per request (user + system, from the server process), median over ${http.rounds} rounds of ${http.durationS} s of load per server at each load shape (concurrent connections). Every round starts its servers afresh (one process differs from another of the same code by up to a tenth) and warms them; at each load shape the servers then take turns in slices of ${http.sliceS ?? http.durationS} s, rotated every turn, so that each sees the same stretch of the host; ${pinnedText(http.results)} Each ratio is the median of the per-round ratios (each round's in brackets). Every server runs the same handler behind one middleware. Baseline: the framework's usual JSON parser, no verification. Parser + bare HMAC: that parser plus one \`createHmac\` over the raw bytes and nothing else, in the same middleware, the least any verifying server can cost (its ratio to the baseline shows how much of target 4 one HMAC uses up on this machine). Control: a second copy of that floor server, whose ratio to the first would be 1 on a quiet machine; how far it strays is how small a difference the run can tell. Target 4 judges \`webhook()\` against the parser; target 4, floor, against the parser plus the bare HMAC.`,
+    `Server CPU per request (user + system, from the server process), median over ${http.rounds} rounds of ${http.durationS} s of load per server at each load shape (concurrent connections). Every round starts its servers afresh (one process differs from another of the same code by up to a tenth) and warms them; at each load shape the servers then take turns in slices of ${http.sliceS ?? http.durationS} s, rotated every turn, so that each sees the same stretch of the host; ${pinnedText(http.results)} Each ratio is the median of the per-round ratios (each round's in brackets). Every server runs the same handler behind one middleware. Baseline: the framework's usual JSON parser, no verification. Parser + bare HMAC: that parser plus one \`createHmac\` over the raw bytes and nothing else, in the same middleware, the least any verifying server can cost (its ratio to the baseline shows how much of target 4 one HMAC uses up on this machine). Control: a second copy of that floor server, whose ratio to the first would be 1 on a quiet machine; how far it strays is how small a difference the run can tell. Reference: the verifier outside reviewers compare \`webhook()\` with, in one middleware and no parser before it: the raw body collected from the request stream, one \`createHmac\` over it, its hex compared with a header's by \`crypto.timingSafeEqual\`, \`JSON.parse\` (it checks no size, and its signature, over the bytes as sent, comes in a header of its own, since the service signs the body without the spaces in its values). Target 4 judges \`webhook()\` against the parser; target 4, floor, against the parser plus the bare HMAC; target 4, reference, against the reference, within ${x(HTTP_REFERENCE_TARGETS.koa3 as number)} for Koa (the other frameworks are reported against it).`,
     '',
     table(
       [
@@ -220,14 +245,17 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
         'connections',
         'CPU/req, JSON parser',
         'CPU/req, parser + bare HMAC',
+        'CPU/req, reference',
         'CPU/req, webhook()',
         'webhook() ÷ parser',
         'webhook() ÷ parser + bare HMAC',
+        'webhook() ÷ reference',
         'control ÷ parser + bare HMAC',
         'req/s parser / webhook()',
         'p99 parser / webhook()',
         'target 4',
         'target 4, floor',
+        'target 4, reference',
       ],
       rows,
     ),
@@ -244,30 +272,45 @@ function instructionsTable(counted: NonNullable<Figures['instructions']>, misses
         what: `${label}: ${x(r.floorRatio)} the simulated cycles per request of its JSON parser plus a bare HMAC, target ≤ ${x(HTTP_FLOOR_TARGET)}`,
       })
     }
+    const referenceTarget = HTTP_REFERENCE_TARGETS[r.framework]
+    if (referenceTarget !== undefined && r.referenceRatio !== undefined && r.referenceRatio > referenceTarget) {
+      misses.push({
+        target: '4, reference, counted',
+        what: `${label}: ${x(r.referenceRatio)} the simulated cycles per request of the reference verifier, target ≤ ${x(referenceTarget)}`,
+      })
+    }
     return [
       label,
       `${thousands(r.hmac.instructions)} / ${thousands(r.hmac.cycles)}`,
+      r.reference === undefined ? '–' : `${thousands(r.reference.instructions)} / ${thousands(r.reference.cycles)}`,
       `${thousands(r.webhook.instructions)} / ${thousands(r.webhook.cycles)}`,
       `${r.floorInstructionRatio.toFixed(3)}×`,
       `**${r.floorRatio.toFixed(3)}×**`,
+      r.referenceInstructionRatio === undefined ? '–' : `${r.referenceInstructionRatio.toFixed(3)}×`,
+      r.referenceRatio === undefined ? '–' : `**${r.referenceRatio.toFixed(3)}×**`,
       `${r.controlRatio.toFixed(3)}×`,
       verdict(r.floorRatio, HTTP_FLOOR_TARGET),
+      referenceVerdict(r.framework, r.referenceRatio),
     ]
   })
   return [
     `### Target 4, floor, counted: the same servers under callgrind (${counted.runtime})`,
     '',
-    `The floor server (parser + bare HMAC) and \`webhook()\` of the table above, two processes of each, run under Valgrind's callgrind (bench/instructions.ts), which counts the instructions a server process executes and simulates its caches (32 KiB first level, 32 MiB last level, as on the AMD EPYC these figures were first taken on) and branch predictor, so the figures do not move with the host's load. The four servers of a framework start together, are warmed with ${counted.warmup} requests each, then counted over ${counted.requests} requests at ${counted.connections} connections. One process counts up to 3 % more or less than another of the same code, so the ratio is between the means of the two copies, and the floor's two copies against each other show how far a single process strays. A simulated cycle is KCachegrind's estimate: one per instruction, ten per first-level cache miss and per mispredicted branch, a hundred per last-level miss. User space only: the kernel's share of each request, the same for every server (a quarter of Hono's CPU time here), is left out, so these ratios are stricter than the CPU ratios above.`,
+    `The floor server (parser + bare HMAC), the reference verifier and \`webhook()\` of the table above, two processes of each, run under Valgrind's callgrind (bench/instructions.ts), which counts the instructions a server process executes and simulates its caches (32 KiB first level, 32 MiB last level, as on the AMD EPYC these figures were first taken on) and branch predictor, so the figures do not move with the host's load. The six servers of a framework start together, are warmed with ${counted.warmup} requests each, then counted over ${counted.requests} requests at ${counted.connections} connections. One process counts up to 3 % more or less than another of the same code, so the ratio is between the means of the two copies, and the floor's two copies against each other show how far a single process strays. A simulated cycle is KCachegrind's estimate: one per instruction, ten per first-level cache miss and per mispredicted branch, a hundred per last-level miss. User space only: the kernel's share of each request, the same for every server (a quarter of Hono's CPU time here), is left out, so these ratios are stricter than the CPU ratios above.`,
     '',
     table(
       [
         'framework',
         'instructions / simulated cycles per request, parser + bare HMAC',
+        'the same, reference',
         'the same, webhook()',
         'webhook() ÷ floor, instructions',
         'webhook() ÷ floor, simulated cycles',
+        'webhook() ÷ reference, instructions',
+        'webhook() ÷ reference, simulated cycles',
         'floor, second copy ÷ first, simulated cycles',
         'target 4, floor',
+        'target 4, reference',
       ],
       rows,
     ),

@@ -313,16 +313,19 @@ function plain(bytes: Uint8Array): Uint8Array {
 }
 
 /**
- * Parses UTF-8 JSON bytes; `undefined` when they are not valid UTF-8, not JSON, or too deep.
+ * Parses UTF-8 JSON bytes into their `value`, with the `text` they were decoded to (for an adapter
+ * that hands the body on as text, which then need not decode it again); `undefined` when they are
+ * not valid UTF-8, not JSON, or too deep.
  *
  * `untrusted`: the body was not authenticated (mode `none`), so its refusal must cost little:
  * the bytes are checked to be JSON ({@link isJsonText}) before they are decoded or parsed. An
  * authenticated body is parsed straight away, its cost the delivery's own.
  */
-export function parseJson(bytes: Uint8Array, maxDepth: number, untrusted = false): { value: unknown } | undefined {
+export function parseJson(bytes: Uint8Array, maxDepth: number, untrusted = false): { value: unknown; text: string } | undefined {
   if (untrusted ? !isJsonText(bytes, maxDepth) : nestsDeeperThan(bytes, maxDepth)) return undefined
   try {
-    return { value: JSON.parse(decodeUtf8(bytes)) }
+    const text = decodeUtf8(bytes)
+    return { value: JSON.parse(text), text }
   } catch {
     // The SyntaxError quotes the body, so it is dropped rather than kept as a cause.
     return undefined

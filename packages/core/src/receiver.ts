@@ -20,11 +20,13 @@ import { TokenKeys } from './token-keys.ts'
 /**
  * A verified delivery, with `settle` (only with `dedupe`) for the adapter to call once the handler
  * has finished: `true` when it succeeded, which remembers the delivery; `false` releases it for the
- * service's retry. Or the answer to send: a refusal with its `error`, or, with no error, a
- * duplicate of a delivery already handled, answered without running the handler.
+ * service's retry; and `text`, the body as UTF-8 text when the core decoded it to parse JSON, for
+ * an adapter that hands the body on as text (Koa's `ctx.request.rawBody`) without decoding it a
+ * second time. Or the answer to send: a refusal with its `error`, or, with no error, a duplicate
+ * of a delivery already handled, answered without running the handler.
  */
 export type VerifyResult<Payload = unknown> =
-  | { ok: true; delivery: WebhookDelivery<Payload>; settle?: (handled: boolean) => Promise<void> }
+  | { ok: true; delivery: WebhookDelivery<Payload>; settle?: (handled: boolean) => Promise<void>; text?: string }
   | { ok: false; error: WebhookError; response: WebhookResponse }
   | { ok: false; error?: undefined; response: WebhookResponse }
 
@@ -88,6 +90,7 @@ export function createReceiver<Payload = unknown>(
         // Stryker disable next-line LogicalOperator: speed only — readBody() resolves the same bytes
         const rawBody = body ?? (await readBody())
         let payload: unknown
+        let text: string | undefined
         if (form !== undefined) {
           payload = form.payload
         } else {
@@ -99,13 +102,14 @@ export function createReceiver<Payload = unknown>(
             throw new WebhookError('invalid_json', `The body is not JSON, or nests deeper than ${maxDepth} levels.`)
           }
           payload = parsed.value
+          text = parsed.text
         }
         // Typed by the schema when there is one; otherwise `Payload` is the caller's own claim.
         if (schema !== undefined) payload = await validatePayload(schema, payload)
         const mode = auth.mode
         const covered: Covered = signature ?? { form: 'exact', text: form === undefined ? rawBody : form.covered }
         if (settings.dedupe === undefined && !events.wanted('verified') && canHashLater(covered)) {
-          return { ok: true, delivery: new Delivery(mode, payload as Payload, rawBody, covered, undefined) }
+          return { ok: true, delivery: new Delivery(mode, payload as Payload, rawBody, covered, undefined), text }
         }
         const fingerprint = await fingerprintOf(rawBody, covered)
         const delivery = new Delivery(mode, payload as Payload, rawBody, covered, fingerprint)
@@ -130,7 +134,7 @@ export function createReceiver<Payload = unknown>(
             durationMs,
           })
         }
-        return { ok: true, delivery, ...(verdict.settle && { settle: verdict.settle }) }
+        return { ok: true, delivery, text, ...(verdict.settle && { settle: verdict.settle }) }
       } catch (error) {
         if (!(error instanceof WebhookError)) throw error
         const { refusal, bodyBytes } = await afterRefusal(error, readBody)

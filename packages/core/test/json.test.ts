@@ -5,8 +5,9 @@ import { isJsonText, nestsDeeperThan, parseJson } from '../src/json.ts'
 const encode = (text: string) => new TextEncoder().encode(text)
 
 describe('parseJson', () => {
-  it('parses UTF-8 JSON', () => {
-    expect(parseJson(encode('{"名":"值","n":[1,2.5]}'), 1000)).toEqual({ value: { 名: '值', n: [1, 2.5] } })
+  it('parses UTF-8 JSON, and gives the text it decoded', () => {
+    const text = '{"名":"值","n":[1,2.5]}'
+    expect(parseJson(encode(text), 1000)).toEqual({ value: { 名: '值', n: [1, 2.5] }, text })
   })
 
   for (const [label, body] of [

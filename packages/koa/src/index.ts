@@ -69,7 +69,8 @@ export function webhook<Payload = unknown>(options: KoaWebhookOptions<Payload>):
     ctx.state.webhook = delivery
     const request = ctx.request as ParsedRequest
     request.body = delivery.payload
-    request.rawBody = delivery.rawBody.toString('utf8')
+    // The core decoded a JSON body to parse it: its text, rather than a second decoding of the bytes.
+    request.rawBody = result.text ?? delivery.rawBody.toString('utf8')
     // Koa answers once every middleware has returned, errors included: judged by what it sends.
     if (result.settle === undefined) return next()
     const outcome = settleWhenAnswered(ctx.res, result.settle)
