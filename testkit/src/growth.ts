@@ -71,8 +71,9 @@ export async function timeRatio(a: () => Promise<unknown>, b: () => Promise<unkn
 
 /**
  * {@link timeRatio}, looked at again (each look twice as long) while it reads `limit` or more, at
- * most `looks` times more: a burst of load on a shared machine can land on a few batches of one
- * side, and does not come back three times in a row; a path that really costs that much does.
+ * most `looks` times more, and the least of the looks: a burst of load on a shared machine can land
+ * on a few batches of one side, and does not come back three times in a row; a path that really
+ * costs that much does, in every look.
  */
 export async function settledRatio(
   a: () => Promise<unknown>,
@@ -81,10 +82,11 @@ export async function settledRatio(
   options: RatioOptions,
   looks = 2,
 ): Promise<Ratio> {
-  let measured = await timeRatio(a, b, options)
-  for (let look = 0; look < looks && measured.ratio >= limit; look++) {
+  let least = await timeRatio(a, b, options)
+  for (let look = 0; look < looks && least.ratio >= limit; look++) {
     // Longer batches too: a batch of a few ms is where a moment's load on a shared machine shows most.
-    measured = await timeRatio(a, b, { ...options, rounds: 2 * options.rounds, batchMs: 4 * options.batchMs })
+    const measured = await timeRatio(a, b, { ...options, rounds: 2 * options.rounds, batchMs: 4 * options.batchMs })
+    if (measured.ratio < least.ratio) least = measured
   }
-  return measured
+  return least
 }
