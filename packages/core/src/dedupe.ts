@@ -74,66 +74,113 @@ export const noDedupe: Dedupe = async () => NO_CLAIM
  * `processingTtl`, and is reported on the console.
  */
 export function createDedupe(options: DedupeOptions, packageName: string): Dedupe {
+  const claimer = createClaimer(options, packageName)
+  return async (req, delivery, scopedKey) => {
+    const key = await storedKey(options.key, req, delivery, scopedKey, packageName)
+    const found = await claimer.claim(key, delivery.fingerprint)
+    if (found.kind !== 'claimed') return found
+    const { claim } = found
+    return {
+      kind: 'claimed',
+      // Never rejects, and never waits on the store for longer than a claim may: Hono and the
+      // fetch handler answer only once it is settled. A store that throws, even at once, fails
+      // only the settling: the claim expires on its own.
+      settle: async (handled) => {
+        try {
+          await within(Promise.resolve(handled ? claim.complete(claimer.doneMs) : claim.release()), claimer.claimTimeout)
+        } catch (error) {
+          console.error(`${packageName}: a delivery's claim could not be settled; it expires on its own.`, error)
+        }
+      },
+    }
+  }
+}
+
+/**
+ * With a hand-off no handler runs in the receiver, so it only looks: a delivery already handled is
+ * a duplicate, one being handled (by a worker) is answered 409, and otherwise the claim it took is
+ * given back at once, for the worker to take when the job runs. A store that fails is 503, as with
+ * `dedupe`.
+ */
+export function createLook(options: DedupeOptions, packageName: string): (key: string, fingerprint: string) => Promise<DedupeVerdict> {
+  const claimer = createClaimer(options, packageName)
+  return async (key, fingerprint) => {
+    const found = await claimer.claim(key, fingerprint)
+    if (found.kind !== 'claimed') return found
+    try {
+      await within(Promise.resolve(found.claim.release()), claimer.claimTimeout)
+    } catch (cause) {
+      throw storeUnavailable(claimer.processingTtl, cause)
+    }
+    return NO_CLAIM
+  }
+}
+
+/**
+ * The key a delivery is claimed under, as every store takes it: the `key` option's, or the scoped
+ * fingerprint; hashed when too long or not well-formed (see {@link MAX_STORED_KEY_LENGTH}).
+ */
+export async function storedKey(
+  keyOf: DedupeOptions['key'],
+  req: WebhookRequest,
+  delivery: WebhookDelivery,
+  scopedKey: () => Promise<string>,
+  packageName: string,
+): Promise<string> {
+  const key = keyOf === undefined ? await scopedKey() : await keyOf(req, delivery)
+  if (typeof key !== 'string' || key === '') {
+    // Stryker disable next-line StringLiteral: message text only — the TypeError is pinned
+    throw new TypeError(`${packageName}: dedupe.key must return a non-empty string`)
+  }
+  return key.length <= MAX_STORED_KEY_LENGTH && !LONE_SURROGATE.test(key) ? key : await hashedKey(key)
+}
+
+type ClaimVerdict = Exclude<DedupeVerdict, { kind: 'claimed' }> | { kind: 'claimed'; claim: Claim }
+
+/** The store's claim on a key, turned into the receiver's verdict, within `claimTimeout`. */
+function createClaimer(options: DedupeOptions, packageName: string) {
   const {
     store = memoryDedupeStore(),
     ttl = DEFAULT_DEDUPE_TTL,
     processingTtl = DEFAULT_PROCESSING_TTL,
     duplicateStatus = 200,
     claimTimeout = DEFAULT_CLAIM_TIMEOUT,
-    key: keyOf,
   } = options
-  const doneMs = ttl * 1000
   const processingMs = processingTtl * 1000
-  return async (req, delivery, scopedKey) => {
-    const { fingerprint } = delivery
-    const key = keyOf === undefined ? await scopedKey() : await keyOf(req, delivery)
-    if (typeof key !== 'string' || key === '') {
-      // Stryker disable next-line StringLiteral: message text only — the TypeError is pinned
-      throw new TypeError(`${packageName}: dedupe.key must return a non-empty string`)
-    }
-    const stored = key.length <= MAX_STORED_KEY_LENGTH && !LONE_SURROGATE.test(key) ? key : await hashedKey(key)
-    let found: ClaimResult
-    try {
-      found = checkedClaim(await claimWithin(store, stored, processingMs, claimTimeout, packageName))
-    } catch (cause) {
-      // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
-      throw new WebhookError(
-        'store_unavailable',
-        'The delivery store cannot be reached; the delivery was not processed. Try again later.',
-        {
-          headers: { 'retry-after': String(Math.min(processingTtl, 30)) },
-          cause,
-        },
-      )
-    }
-    switch (found.state) {
-      case 'processing': {
-        // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
-        const error = new WebhookError('duplicate_in_progress', 'This delivery is already being processed; try again later.', {
-          headers: { 'retry-after': String(retryAfter(found.retryAfterMs, processingMs)) },
-        })
-        return { kind: 'processing', error }
+  return {
+    doneMs: ttl * 1000,
+    processingTtl,
+    claimTimeout,
+    async claim(key: string, fingerprint: string): Promise<ClaimVerdict> {
+      let found: ClaimResult
+      try {
+        found = checkedClaim(await claimWithin(store, key, processingMs, claimTimeout, packageName))
+      } catch (cause) {
+        throw storeUnavailable(processingTtl, cause)
       }
-      case 'done':
-        return { kind: 'done', response: jsonResponse(duplicateStatus, { duplicate: true, fingerprint }) }
-      default: {
-        const { claim } = found
-        return {
-          kind: 'claimed',
-          // Never rejects, and never waits on the store for longer than a claim may: Hono and the
-          // fetch handler answer only once it is settled. A store that throws, even at once, fails
-          // only the settling: the claim expires on its own.
-          settle: async (handled) => {
-            try {
-              await within(Promise.resolve(handled ? claim.complete(doneMs) : claim.release()), claimTimeout)
-            } catch (error) {
-              console.error(`${packageName}: a delivery's claim could not be settled; it expires on its own.`, error)
-            }
-          },
+      switch (found.state) {
+        case 'processing': {
+          // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
+          const error = new WebhookError('duplicate_in_progress', 'This delivery is already being processed; try again later.', {
+            headers: { 'retry-after': String(retryAfter(found.retryAfterMs, processingMs)) },
+          })
+          return { kind: 'processing', error }
         }
+        case 'done':
+          return { kind: 'done', response: jsonResponse(duplicateStatus, { duplicate: true, fingerprint }) }
+        default:
+          return { kind: 'claimed', claim: found.claim }
       }
-    }
+    },
   }
+}
+
+function storeUnavailable(processingTtl: number, cause: unknown): WebhookError {
+  // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
+  return new WebhookError('store_unavailable', 'The delivery store cannot be reached; the delivery was not processed. Try again later.', {
+    headers: { 'retry-after': String(Math.min(processingTtl, 30)) },
+    cause,
+  })
 }
 
 /**
@@ -188,9 +235,9 @@ function checkedClaim(found: ClaimResult): ClaimResult {
 }
 
 /** `work`, or a rejection once `timeoutMs` has passed without it settling. */
-function within<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+export function within<T>(work: Promise<T>, timeoutMs: number, what = 'the dedupe store'): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the dedupe store did not answer within ${timeoutMs} ms`)), timeoutMs)
+    const timer = setTimeout(() => reject(new Error(`${what} did not answer within ${timeoutMs} ms`)), timeoutMs)
     work.then(
       (value) => {
         clearTimeout(timer)

@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   invalid_payload: 422,
   duplicate_in_progress: 409,
   store_unavailable: 503,
+  queue_unavailable: 503,
   invalid_request: 400,
   unsupported_grant_type: 400,
   invalid_client: 401,

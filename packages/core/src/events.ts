@@ -9,7 +9,7 @@ import type { CanonicalForm, SignatureHint } from './signature.ts'
  * sizes, durations, the fingerprint): never a secret, a password, a token, a query string or a
  * body, so an event can go to any log or metrics backend as it is.
  */
-export type WebhookEvent = VerifiedEvent | RejectedEvent | DuplicateEvent | TokenIssuedEvent | TokenRefusedEvent
+export type WebhookEvent = VerifiedEvent | RejectedEvent | DuplicateEvent | QueuedEvent | TokenIssuedEvent | TokenRefusedEvent
 
 interface EventBase {
   mode: WebhookMode
@@ -41,8 +41,19 @@ export interface RejectedEvent extends EventBase {
 export interface DuplicateEvent extends EventBase {
   type: 'duplicate'
   fingerprint: string
-  /** The first delivery is still being handled (answered 409), or was handled (answered without the handler). */
-  state: 'processing' | 'done'
+  /**
+   * The first delivery is still being handled (answered 409), was handled (answered without the
+   * handler), or, with `handoff`, its job is on the queue already (no second job).
+   */
+  state: 'processing' | 'done' | 'queued'
+}
+
+/** With `handoff`: the delivery is on the queue, and the service was answered. */
+export interface QueuedEvent extends EventBase {
+  type: 'queued'
+  fingerprint: string
+  /** The queue's id of the job. */
+  jobId: string
 }
 
 export interface TokenIssuedEvent extends EventBase {
@@ -60,7 +71,14 @@ export interface TokenRefusedEvent extends EventBase {
 export type EventListener = (event: WebhookEvent) => void
 
 /** Every event type, each with a diagnostics channel of its own. */
-const TYPES = ['verified', 'rejected', 'duplicate', 'token_issued', 'token_refused'] as const satisfies readonly WebhookEvent['type'][]
+const TYPES = [
+  'verified',
+  'rejected',
+  'duplicate',
+  'queued',
+  'token_issued',
+  'token_refused',
+] as const satisfies readonly WebhookEvent['type'][]
 
 /** The diagnostics channel names, for subscribers: `hookguard:verified`, `hookguard:rejected`… */
 export const EVENT_CHANNELS = Object.fromEntries(TYPES.map((type) => [type, `hookguard:${type}`])) as {

@@ -14,6 +14,7 @@ export type { WebhookErrorCode, WebhookErrorInit } from './errors.ts'
 export { ERROR_STATUS, WebhookError } from './errors.ts'
 export type {
   DuplicateEvent,
+  QueuedEvent,
   RejectedEvent,
   TokenIssuedEvent,
   TokenRefusedEvent,
@@ -22,6 +23,10 @@ export type {
 } from './events.ts'
 export { EVENT_CHANNELS } from './events.ts'
 export { MAX_FORM_FIELDS } from './form.ts'
+export type { HandoffJob, HandoffOptions, HandoffQueue } from './handoff.ts'
+export { DEFAULT_HANDOFF_STATUS, DEFAULT_HANDOFF_TIMEOUT, HANDOFF_HEADERS } from './handoff.ts'
+export type { QueuedDelivery, RunOnceOptions, RunOutcome } from './handoff-run.ts'
+export { DeliveryInProgressError, deliveryOfJob, runOnce } from './handoff-run.ts'
 export type { WebhookOptions } from './options.ts'
 export { DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_DEPTH, DEFAULT_SIGNATURE_HEADER, DEFAULT_TOKEN_TTL } from './options.ts'
 export type { Receiver, ReceiverSetup, VerifyResult } from './receiver.ts'

@@ -1,6 +1,7 @@
 import type { WebhookAuth } from './auth.ts'
 import type { DedupeOptions } from './dedupe.ts'
 import type { EventListener, WebhookEvent } from './events.ts'
+import { checkHandoff, type HandoffOptions } from './handoff.ts'
 import type { StandardSchemaV1 } from './standard-schema.ts'
 
 export interface WebhookOptions<Payload = unknown> {
@@ -31,6 +32,14 @@ export interface WebhookOptions<Payload = unknown> {
    * Opt-in; `{}` uses a bounded in-memory store (one process only).
    */
   dedupe?: DedupeOptions
+  /**
+   * Answer fast, process later: once verified, the delivery goes on a durable queue (`handoff(queue)`
+   * of `@hookguard/bullmq`, `queueHandoff(env.QUEUE)` of `@hookguard/cloudflare`) and the service
+   * is answered 202 once the queue holds it; the route's handler does not run, a worker does. A
+   * queue that cannot take it is 503 `queue_unavailable`; a copy while its job exists is a
+   * duplicate (200). With `dedupe`, a copy of a delivery a worker already handled is too.
+   */
+  handoff?: HandoffOptions
   /** Milliseconds since the epoch, for token issue and expiry; default `Date.now`. For tests. */
   clock?: () => number
 }
@@ -57,6 +66,7 @@ export interface Settings {
   schema: StandardSchemaV1 | undefined
   onEvent: EventListener | undefined
   dedupe: DedupeOptions | undefined
+  handoff: HandoffOptions | undefined
   /** Reports a mistake found later (a resolver's answer) under the package the user called. */
   fail: Fail
 }
@@ -175,6 +185,7 @@ export function checkOptions(options: WebhookOptions, packageName = '@hookguard/
     schema,
     onEvent,
     dedupe,
+    handoff,
   } = options
   // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
   if (!isNonEmptyString(signatureHeader)) fail('signatureHeader must be a non-empty string')
@@ -182,6 +193,7 @@ export function checkOptions(options: WebhookOptions, packageName = '@hookguard/
   if (typeof clock !== 'function') fail('clock must be a function returning milliseconds')
   if (onEvent !== undefined && typeof onEvent !== 'function') fail('onEvent must be a function')
   if (dedupe !== undefined) checkDedupe(dedupe, fail)
+  if (handoff !== undefined) checkHandoff(handoff, fail)
   if (schema !== undefined && typeof schema?.['~standard']?.validate !== 'function') {
     fail('schema must be a Standard Schema (Zod, Valibot, ArkType…): an object with a ~standard.validate function')
   }
@@ -197,6 +209,7 @@ export function checkOptions(options: WebhookOptions, packageName = '@hookguard/
     schema,
     onEvent,
     dedupe,
+    handoff,
     fail,
   }
 }

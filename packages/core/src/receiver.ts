@@ -2,13 +2,14 @@ import type { WebhookMode } from './auth.ts'
 import { createAuthenticator } from './authenticate.ts'
 import { declaredBodyLength, readLimited } from './body.ts'
 import { utf8 } from './bytes.ts'
-import { createDedupe, noDedupe } from './dedupe.ts'
+import { createDedupe, createLook, type DedupeVerdict, noDedupe, storedKey } from './dedupe.ts'
 import { scopedKey } from './dedupe-key.ts'
 import type { WebhookDelivery } from './delivery.ts'
 import { DRAIN_MAX_BYTES, drainedRefusal, wasDrained } from './drain.ts'
 import { payloadTooLarge, WebhookError } from './errors.ts'
 import { createEmitter } from './events.ts'
 import { type Covered, canHashLater, fingerprintNow, fingerprintOf } from './fingerprint.ts'
+import { handOff } from './handoff.ts'
 import { parseJson } from './json.ts'
 import { checkOptions, type WebhookOptions } from './options.ts'
 import { type BodySource, type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
@@ -23,7 +24,8 @@ import { TokenKeys } from './token-keys.ts'
  * service's retry; and `text`, the body as UTF-8 text when the core decoded it to parse JSON, for
  * an adapter that hands the body on as text (Koa's `ctx.request.rawBody`) without decoding it a
  * second time. Or the answer to send: a refusal with its `error`, or, with no error, a duplicate
- * of a delivery already handled, answered without running the handler.
+ * of a delivery already handled, or (with `handoff`) a delivery now queued for a worker, each
+ * answered without running the handler.
  */
 export type VerifyResult<Payload = unknown> =
   | { ok: true; delivery: WebhookDelivery<Payload>; settle?: (handled: boolean) => Promise<void>; text?: string }
@@ -68,7 +70,11 @@ export function createReceiver<Payload = unknown>(
   const settings = checkOptions(options, packageName)
   const { auth, maxDepth, schema } = settings
   const events = createEmitter(settings.onEvent, packageName)
-  const dedupe = settings.dedupe === undefined ? noDedupe : createDedupe(settings.dedupe, packageName)
+  const { handoff } = settings
+  // With a hand-off no handler runs here: the store is only looked at (see createLook), and claimed by the worker.
+  const dedupe = settings.dedupe === undefined || handoff !== undefined ? noDedupe : createDedupe(settings.dedupe, packageName)
+  const look = settings.dedupe === undefined || handoff === undefined ? undefined : createLook(settings.dedupe, packageName)
+  const duplicateStatus = settings.dedupe?.duplicateStatus ?? 200
   // Stryker disable next-line StringLiteral: message text only — the setup TypeError is pinned
   if (role === 'token' && auth.mode !== 'oauth2') settings.fail(`a token endpoint needs auth.mode 'oauth2', not '${auth.mode}'`)
   // One set of token keys for both addresses: derived once, with the slow KDF, at setup.
@@ -108,33 +114,54 @@ export function createReceiver<Payload = unknown>(
         if (schema !== undefined) payload = await validatePayload(schema, payload)
         const mode = auth.mode
         const covered: Covered = signature ?? { form: 'exact', text: form === undefined ? rawBody : form.covered }
-        if (settings.dedupe === undefined && !events.wanted('verified') && canHashLater(covered)) {
+        if (settings.dedupe === undefined && handoff === undefined && !events.wanted('verified') && canHashLater(covered)) {
           return { ok: true, delivery: new Delivery(mode, payload as Payload, rawBody, covered, undefined), text }
         }
         const fingerprint = await fingerprintOf(rawBody, covered)
         const delivery = new Delivery(mode, payload as Payload, rawBody, covered, fingerprint)
-        const verdict = await dedupe(req, delivery, () => scopedKey(settings, authenticated, req, fingerprint))
-        if (verdict.kind !== 'claimed') {
+        const keyOf = () => scopedKey(settings, authenticated, req, fingerprint)
+        // A duplicate is answered without running the handler (or queueing a job): 409 while the first is handled, the first's answer after.
+        const duplicate = (verdict: Exclude<DedupeVerdict, { kind: 'claimed' }>): VerifyResult<Payload> => {
           if (events.wanted('duplicate')) {
             const state = verdict.kind
-            events.emit({ type: 'duplicate', mode: auth.mode, fingerprint, state, durationMs: performance.now() - started })
+            events.emit({ type: 'duplicate', mode, fingerprint, state, durationMs: performance.now() - started })
           }
           return verdict.kind === 'done'
             ? { ok: false, response: verdict.response }
             : { ok: false, error: verdict.error, response: errorResponse(verdict.error) }
         }
+        let verdict: DedupeVerdict
+        let key: string | undefined
+        if (handoff === undefined) {
+          verdict = await dedupe(req, delivery, keyOf)
+        } else {
+          key = await storedKey(settings.dedupe?.key, req, delivery, keyOf, packageName)
+          verdict = look === undefined ? { kind: 'claimed' } : await look(key, fingerprint)
+        }
+        if (verdict.kind !== 'claimed') return duplicate(verdict)
         if (events.wanted('verified')) {
           const durationMs = performance.now() - started
           events.emit({
             type: 'verified',
-            mode: auth.mode,
+            mode,
             ...(signature && { form: signature.form }),
             fingerprint,
             bodyBytes: rawBody.byteLength,
             durationMs,
           })
         }
-        return { ok: true, delivery, text, ...(verdict.settle && { settle: verdict.settle }) }
+        if (handoff === undefined || key === undefined)
+          return { ok: true, delivery, text, ...(verdict.settle && { settle: verdict.settle }) }
+        // The answer says queued only once the queue holds the job: no 2xx for a delivery that could still be lost.
+        const handed = await handOff(handoff, req, delivery, key, duplicateStatus, settings.clock())
+        if (handed.queued) {
+          if (events.wanted('queued')) {
+            events.emit({ type: 'queued', mode, fingerprint, jobId: handed.jobId, durationMs: performance.now() - started })
+          }
+        } else if (events.wanted('duplicate')) {
+          events.emit({ type: 'duplicate', mode, fingerprint, state: 'queued', durationMs: performance.now() - started })
+        }
+        return { ok: false, response: handed.response }
       } catch (error) {
         if (!(error instanceof WebhookError)) throw error
         const { refusal, bodyBytes } = await afterRefusal(error, readBody)

@@ -1,0 +1,166 @@
+import {
+  createReceiver,
+  type DedupeStore,
+  DeliveryInProgressError,
+  deliveryOfJob,
+  type HandoffJob,
+  type HandoffQueue,
+  memoryDedupeStore,
+  runOnce,
+  sign,
+} from '@hookguard/core'
+import { describe, expect, it } from 'vitest'
+
+const SECRET = 'whsec-handoff-core-8d1f'
+const BODY = '{"event":"customer.created","data":{"id":884211,"name":"Ada Lovelace"}}'
+
+function holdingQueue(): HandoffQueue & { jobs: HandoffJob[] } {
+  const jobs: HandoffJob[] = []
+  return {
+    jobs,
+    async enqueue(job) {
+      const held = JSON.parse(JSON.stringify(job)) as HandoffJob
+      const duplicate = jobs.some((existing) => existing.id === held.id)
+      if (!duplicate) jobs.push(held)
+      return { jobId: held.id, duplicate }
+    },
+  }
+}
+
+const post = (body: string, headers: Record<string, string>, url = 'https://app.example/hooks') => ({
+  method: 'POST',
+  url,
+  headers: { 'content-type': 'application/json', ...headers },
+  body: new TextEncoder().encode(body),
+})
+
+describe('handoff: the job', () => {
+  it('holds the same id for every whitespace variant of one signed delivery, and another for another delivery', async () => {
+    const queue = holdingQueue()
+    const receiver = createReceiver({ auth: { mode: 'secret', secret: SECRET }, handoff: { queue } })
+    const signature = await sign(BODY, SECRET)
+    const pretty = JSON.stringify(JSON.parse(BODY), null, 2)
+    const first = await receiver.verify(post(BODY, { 'x-service-hmac-signature': signature }))
+    expect(first.ok === false && first.response.status).toBe(202)
+    const again = await receiver.verify(post(pretty, { 'x-service-hmac-signature': signature }))
+    expect(again.ok === false && again.response.status).toBe(200)
+    const other = '{"event":"customer.created","data":{"id":884212}}'
+    await receiver.verify(post(other, { 'x-service-hmac-signature': await sign(other, SECRET) }))
+    expect(queue.jobs.map((job) => job.id)).toHaveLength(2)
+    expect(new Set(queue.jobs.map((job) => job.id)).size).toBe(2)
+  })
+
+  it('carries no credential: not the Basic password, not the OAuth token in the query, a header or a form field', async () => {
+    const password = 'basic-pass-CANARY-1'
+    const basic = holdingQueue()
+    const basicReceiver = createReceiver({ auth: { mode: 'basic', username: 'svc', password }, handoff: { queue: basic } })
+    const authorization = `Basic ${btoa(`svc:${password}`)}`
+    await basicReceiver.verify(post(BODY, { authorization, cookie: 'sid=CANARY-cookie' }))
+    expect(basic.jobs).toHaveLength(1)
+
+    const oauth = holdingQueue()
+    const auth = { mode: 'oauth2' as const, appId: 'app-1', secret: 'oauth-secret-CANARY-2-long-enough' }
+    const issuing = createReceiver({ auth }, { role: 'token' })
+    const issued = await issuing.token({
+      method: 'GET',
+      url: `https://app.example/token?appid=app-1&secret=${auth.secret}&grant_type=client_credentials`,
+      headers: {},
+      body: null,
+    })
+    const token = (JSON.parse(issued.body) as { access_token: string }).access_token
+    const oauthReceiver = createReceiver({ auth, handoff: { queue: oauth } })
+    await oauthReceiver.verify(post(BODY, {}, `https://app.example/hooks?access_token=${token}`))
+    await oauthReceiver.verify(post('{"event":"other"}', { authorization: `Bearer ${token}` }))
+    const form = `access_token=${encodeURIComponent(token)}&event=form.sent`
+    await oauthReceiver.verify({ ...post(form, {}), headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    expect(oauth.jobs).toHaveLength(3)
+    const held = JSON.stringify([...basic.jobs, ...oauth.jobs])
+    for (const secret of [password, btoa(`svc:${password}`), 'CANARY-cookie', auth.secret, token]) expect(held).not.toContain(secret)
+    // The form's delivery is its fields without the token, as the handler would have seen it.
+    expect(oauth.jobs[2]?.payload).toEqual({ event: 'form.sent' })
+  })
+})
+
+describe('handoff: runOnce, the worker side', () => {
+  const jobFor = async (store?: DedupeStore): Promise<HandoffJob> => {
+    const queue = holdingQueue()
+    const receiver = createReceiver({
+      auth: { mode: 'secret', secret: SECRET },
+      handoff: { queue },
+      ...(store && { dedupe: { store } }),
+      clock: () => Date.UTC(2026, 10, 28, 12),
+    })
+    await receiver.verify(post(BODY, { 'x-service-hmac-signature': await sign(BODY, SECRET) }))
+    return queue.jobs[0] as HandoffJob
+  }
+
+  it('hands the handler the delivery the receiver verified', async () => {
+    const job = await jobFor()
+    const outcome = await runOnce(job, (delivery) => delivery)
+    expect(outcome.ran).toBe(true)
+    const delivery = outcome.ran ? outcome.result : undefined
+    expect(delivery?.payload).toEqual(JSON.parse(BODY))
+    expect(new TextDecoder().decode(delivery?.rawBody)).toBe(BODY)
+    expect(delivery?.receivedAt.toISOString()).toBe('2026-11-28T12:00:00.000Z')
+    expect(delivery?.jobId).toBe(job.id)
+  })
+
+  it('with a store, runs a delivery that succeeded once, however often its job runs, and again after a failure', async () => {
+    const store = memoryDedupeStore()
+    const job = await jobFor(store)
+    let runs = 0
+    await expect(
+      runOnce(
+        job,
+        () => {
+          runs++
+          throw new Error('database down')
+        },
+        { store },
+      ),
+    ).rejects.toThrow('database down')
+    expect(await runOnce(job, () => ++runs, { store })).toEqual({ ran: true, result: 2 })
+    expect(await runOnce(job, () => ++runs, { store })).toEqual({ ran: false, reason: 'done' })
+    expect(runs).toBe(2)
+  })
+
+  it('throws DeliveryInProgressError while another worker runs the same delivery', async () => {
+    const store = memoryDedupeStore()
+    const job = await jobFor(store)
+    let inner: unknown
+    await runOnce(
+      job,
+      async () => {
+        inner = await runOnce(job, () => 'second', { store }).catch((error: unknown) => error)
+      },
+      { store },
+    )
+    expect(inner).toBeInstanceOf(DeliveryInProgressError)
+    expect((inner as DeliveryInProgressError).retryAfterMs).toBeGreaterThan(0)
+  })
+
+  it('refuses a job hookguard did not queue', () => {
+    for (const job of [null, {}, { id: 'x', key: 'k', mode: 'secret', fingerprint: 'f', rawBody: '%%%', receivedAt: 'now', headers: {} }]) {
+      expect(() => deliveryOfJob(job as unknown as HandoffJob)).toThrow(TypeError)
+    }
+  })
+})
+
+describe('handoff: setup', () => {
+  it('refuses a handoff without a queue, a status that is not 2xx, a timeout that is not a positive integer', () => {
+    const auth = { mode: 'none' as const }
+    const queue = holdingQueue()
+    for (const handoff of [
+      null,
+      {},
+      { queue: {} },
+      { queue, status: 302 },
+      { queue, status: 500 },
+      { queue, timeout: 0 },
+      { queue, timeout: 1.5 },
+    ]) {
+      expect(() => createReceiver({ auth, handoff: handoff as never })).toThrow(/^@hookguard\/core: handoff/)
+    }
+    expect(() => createReceiver({ auth, handoff: { queue, status: 200, timeout: 100 } })).not.toThrow()
+  })
+})
