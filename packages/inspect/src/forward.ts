@@ -117,8 +117,15 @@ export function createForwarder(settings: InspectorSettings, target: URL) {
         if (passing) res.end()
         else if (!res.headersSent) res.writeHead(status, up.statusMessage, upHeaders).end(Buffer.concat(held))
         const body = new Uint8Array(Buffer.concat(recorded))
-        const code = errorCode(body)
-        settle({ status, headers: pairs(upHeaders), body, ...(code !== undefined && { code }), durationMs: performance.now() - started })
+        const { code, jobId } = answerFacts(body, status)
+        settle({
+          status,
+          headers: pairs(upHeaders),
+          body,
+          ...(code !== undefined && { code }),
+          ...(jobId !== undefined && { jobId }),
+          durationMs: performance.now() - started,
+        })
       })
       // Reported by `close` below, whose `complete` says whether the answer was whole.
       up.on('error', () => {})
@@ -150,13 +157,19 @@ export function createForwarder(settings: InspectorSettings, target: URL) {
   return { forward, close: () => agent.destroy() }
 }
 
-/** The `error` of a JSON refusal, when it looks like a code. */
-function errorCode(body: Uint8Array): string | undefined {
-  if (body.byteLength === 0 || body.byteLength > 16 * 1024) return undefined
+/**
+ * What the app's JSON answer says, when it says it in hookguard's words: the `error` code of a
+ * refusal, or the job id of a delivery it handed off to a queue (`{ "queued": true, "jobId" }`).
+ * Both are the app's text, so each is taken only when it looks like what it claims to be.
+ */
+function answerFacts(body: Uint8Array, status: number): { code?: string; jobId?: string } {
+  if (body.byteLength === 0 || body.byteLength > 16 * 1024) return {}
   try {
-    const { error } = JSON.parse(new TextDecoder().decode(body)) as { error?: unknown }
-    return typeof error === 'string' && /^[a-z_]{1,64}$/.test(error) ? error : undefined
+    const { error, queued, jobId } = JSON.parse(new TextDecoder().decode(body)) as { error?: unknown; queued?: unknown; jobId?: unknown }
+    if (typeof error === 'string' && /^[a-z_]{1,64}$/.test(error)) return { code: error }
+    if (status >= 200 && status < 300 && queued === true && typeof jobId === 'string' && /^[\w.:-]{1,128}$/.test(jobId)) return { jobId }
+    return {}
   } catch {
-    return undefined
+    return {}
   }
 }

@@ -14,6 +14,8 @@ export interface AppAnswer {
   error?: 'unreachable' | 'timeout'
   /** The app's `error` code, when its answer is a hookguard-style refusal. */
   code?: string
+  /** The app handed the delivery off to a queue (`handoff`): the job's id, as it answered. */
+  jobId?: string
   durationMs: number
 }
 

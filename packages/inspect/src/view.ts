@@ -26,6 +26,8 @@ export interface RecordSummary {
   appStatus?: number
   appError?: string
   appCode?: string
+  /** The app queued the delivery for a worker (`handoff`): its job id. */
+  queuedJob?: string
   disagreement?: InspectedRecord['disagreement']
   duplicate?: InspectedRecord['duplicate']
   repeatOf?: number
@@ -61,6 +63,7 @@ export function summarize(record: InspectedRecord, usedBy?: number[]): RecordSum
   if (record.app?.status !== undefined) summary.appStatus = record.app.status
   if (record.app?.error !== undefined) summary.appError = record.app.error
   if (record.app?.code !== undefined) summary.appCode = record.app.code
+  if (record.app?.jobId !== undefined) summary.queuedJob = record.app.jobId
   if (record.disagreement !== undefined) summary.disagreement = record.disagreement
   if (record.duplicate !== undefined) summary.duplicate = record.duplicate
   if (record.repeatOf !== undefined) summary.repeatOf = record.repeatOf
@@ -91,6 +94,7 @@ export function jsonLine(record: InspectedRecord): Record<string, unknown> {
   if (diagnosis !== undefined) line.diagnosis = diagnosis
   if (record.app?.status !== undefined) line.appStatus = record.app.status
   if (record.app?.error !== undefined) line.appError = record.app.error
+  if (record.app?.jobId !== undefined) line.queuedJob = record.app.jobId
   if (record.disagreement !== undefined) line.disagreement = record.disagreement
   if (record.duplicate !== undefined) line.duplicate = record.duplicate
   if (record.tokenId !== undefined) line.tokenId = record.tokenId

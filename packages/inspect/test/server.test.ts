@@ -127,6 +127,48 @@ describe('inspect --forward-to', () => {
     expect(record?.body.byteLength).toBe(1024)
   })
 
+  it('shows a delivery the app handed off to a queue as queued, with its job id', async () => {
+    const jobs: string[] = []
+    const queue = {
+      async enqueue(job: { id: string }) {
+        jobs.push(job.id)
+        return { jobId: job.id, duplicate: false }
+      },
+    }
+    const appUrl = await hookguardApp({ auth: { mode: 'secret', secret: SECRET }, handoff: { queue } })
+    const { inspector: running, waitFor } = await inspector({ forwardTo: appUrl })
+    const answer = await send(`${running.receiveUrl}/hooks`, {
+      headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) },
+      chunks: [BODY],
+    })
+    expect(answer.status).toBe(202)
+    const [record] = await waitFor(1)
+    expect(jobs).toHaveLength(1)
+    expect(record).toMatchObject({ verdict: 'verified', app: { status: 202, jobId: jobs[0] } })
+    expect(record?.disagreement).toBeUndefined()
+    expect(jsonLine(record as InspectedRecord)).toMatchObject({ verdict: 'verified', appStatus: 202, queuedJob: jobs[0] })
+  })
+
+  it('takes a job id only from a 2xx answer that looks like a hand-off, and only when it looks like an id', async () => {
+    for (const [status, body] of [
+      [202, '{"queued":true,"jobId":"$(touch pwned)"}'],
+      [202, `{"queued":true,"jobId":"${'a'.repeat(200)}"}`],
+      [202, '{"queued":"yes","jobId":"hg-1"}'],
+      [500, '{"queued":true,"jobId":"hg-1"}'],
+    ] as const) {
+      const app = await nodeApp((req, res) => {
+        req.resume()
+        req.on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end(body))
+      })
+      const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })
+      await send(`${running.receiveUrl}/hooks`, { headers: { 'x-service-hmac-signature': await sign(BODY, SECRET) }, chunks: [BODY] })
+      const [record] = await waitFor(1)
+      expect(record?.app?.status).toBe(status)
+      expect(record?.app?.jobId).toBeUndefined()
+      expect(jsonLine(record as InspectedRecord).queuedJob).toBeUndefined()
+    }
+  })
+
   it('flags an app that accepts what hookguard refuses', async () => {
     const app = await recordingApp(200)
     const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })

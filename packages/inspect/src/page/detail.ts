@@ -61,6 +61,7 @@ function facts(d: RecordDetail): [string, string][] {
   if (d.hint) rows.push(['hint', d.hint])
   if (d.form) rows.push(['signed form', d.form])
   if (d.appStatus !== undefined) rows.push(['app status', String(d.appStatus)])
+  if (d.queuedJob !== undefined) rows.push(['queued', `job ${d.queuedJob}, for a worker (the app's handoff)`])
   if (d.appError)
     rows.push(['app', d.appError === 'timeout' ? 'did not answer in time (504 to the sender)' : 'not reachable (502 to the sender)'])
   // The header names are the sender's text: written as text, like every other value here.

@@ -94,6 +94,7 @@ export function createTimeline(records: Records): Timeline {
     if (r.diagnosis) tags.push(h('span', { class: 'tag diag' }, `diagnosis ${r.diagnosis}`))
     if (r.appStatus !== undefined) tags.push(h('span', { class: 'tag app' }, `app ${r.appStatus}`))
     if (r.appError) tags.push(h('span', { class: 'tag bad' }, `app ${r.appError}`))
+    if (r.queuedJob !== undefined) tags.push(h('span', { class: 'tag app', 'data-testid': 'queued' }, `queued ${r.queuedJob}`))
     if (r.disagreement) tags.push(h('span', { class: 'tag bad', 'data-testid': 'disagreement' }, `⚠ ${disagreementText(r.disagreement)}`))
     if (r.repeatOf !== undefined) tags.push(h('span', { class: 'tag' }, `repeat of #${r.repeatOf}`))
     if (r.tokenId !== undefined) tags.push(h('span', { class: 'tag' }, `token #${r.tokenId}`))
