@@ -1,5 +1,6 @@
 // What one `pnpm bench` run measures: written by bench/run.ts into docs/benchmarks.json, read by bench/report.ts.
 import type { AdversarialFigures } from './adversarial.ts'
+import type { HandoffFigures } from './handoff.ts'
 import type { HttpResult } from './http.ts'
 import type { InspectFigures } from './inspect.ts'
 import type { InstructionsResult } from './instructions.ts'
@@ -26,4 +27,5 @@ export interface Figures {
   instructions?: { runtime: string; warmup: number; requests: number; connections: number; results: InstructionsResult[] }
   adversarial?: AdversarialFigures
   inspect?: InspectFigures
+  handoff?: HandoffFigures
 }

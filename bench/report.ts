@@ -378,6 +378,43 @@ function inspectTable(inspect: NonNullable<Figures['inspect']>, misses: Miss[]):
   ].join('\n')
 }
 
+/** The hand-off's answer: p50 within 1 ms of a route that does nothing, p99 within 10 % of its p99. */
+const HANDOFF_P50_MS = 1
+const HANDOFF_P99_RATIO = 1.1
+
+function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]): string {
+  const { empty, inline, handoff: queued } = handoff.answers
+  const p50Added = queued.p50 - empty.p50
+  const p99Ratio = queued.p99 / empty.p99
+  const p50Met = p50Added <= HANDOFF_P50_MS
+  const p99Met = p99Ratio <= HANDOFF_P99_RATIO
+  if (!p50Met) misses.push({ target: 'handoff', what: `the hand-off's p50 is ${p50Added.toFixed(2)} ms over the empty route's` })
+  if (!p99Met) misses.push({ target: 'handoff', what: `the hand-off's p99 is ${p99Ratio.toFixed(2)}× the empty route's` })
+  const ms = (value: number) => `${value.toFixed(2)} ms`
+  const answered = (r: typeof empty) =>
+    `${Object.entries(r.statuses)
+      .map(([status, count]) => `${count} × ${status}`)
+      .join(', ')}${r.errors > 0 ? `, ${r.errors} errors` : ''}`
+  return [
+    `### Answer fast, process later (${handoff.runtime})`,
+    '',
+    `bench/handoff.ts: ${handoff.rate} signed ${handoff.bodyBytes}-byte deliveries a second for ${handoff.durationS} s to each of three Express 5 servers, one after the other, each in its own process on loopback, sent open-loop (on schedule, latency counted from when each was due, bench/open-loop.ts). \`inline\`: \`webhook()\` and a handler that works ${handoff.workMs} ms before it answers; \`handoff\`: \`webhook({ handoff })\` onto a BullMQ queue on a real redis-server, a worker process doing the ${handoff.workMs} ms; \`empty\`: a route that answers 202 and does nothing.`,
+    '',
+    table(
+      ['server', 'p50', 'p99', 'max', 'answered'],
+      [
+        ['empty route', ms(empty.p50), ms(empty.p99), ms(empty.max), answered(empty)],
+        ['hand-off', `**${ms(queued.p50)}**`, `**${ms(queued.p99)}**`, ms(queued.max), answered(queued)],
+        ['inline', ms(inline.p50), ms(inline.p99), ms(inline.max), answered(inline)],
+      ],
+    ),
+    '',
+    `${p50Met ? '✓' : '✗'} target: the hand-off's p50 within ${HANDOFF_P50_MS} ms of the empty route's (${p50Added >= 0 ? '+' : ''}${ms(p50Added)}). ${p99Met ? '✓' : '✗'} target: its p99 within ${Math.round((HANDOFF_P99_RATIO - 1) * 100)} % of the empty route's (${p99Ratio.toFixed(2)}×).`,
+    '',
+    `The workers: from the receiver's verdict to the handler's start, p50 ${ms(handoff.endToEnd.p50)}, p99 ${ms(handoff.endToEnd.p99)} (${handoff.endToEnd.deliveries} deliveries at ${handoff.rate} a second, one worker process with ${handoff.workMs} ms handlers). One worker process with a handler that does nothing, concurrency ${handoff.worker.concurrency}, drains a backlog of ${handoff.worker.deliveries} at **${handoff.worker.perSecond.toFixed(0)} deliveries a second**.`,
+  ].join('\n')
+}
+
 /** Log-scale grouped bars: the ratio to the floor of hookguard and each peer, per body and size. */
 export function renderSvg(results: PayloadResult[]): string {
   const names = ['hookguard', ...PEERS]
@@ -574,6 +611,7 @@ export function renderMarkdown(figures: Figures, notes: string): { markdown: str
   if (figures.memory) sections.push(memoryTable(figures.memory, misses))
   if (figures.adversarial) sections.push(refusalTables(figures.adversarial, misses))
   if (figures.inspect) sections.push(inspectTable(figures.inspect, misses))
+  if (figures.handoff) sections.push(handoffTable(figures.handoff, misses))
   const missList = misses.length === 0 ? 'Every target is met.' : misses.map((m) => `- ✗ target ${m.target}: ${m.what}`).join('\n')
   const tables = [...sections, '### Targets not met', missList].join('\n\n')
 
@@ -605,7 +643,7 @@ ${Object.entries(figures.versions)
 \`\`\`sh
 pnpm install && pnpm build
 pnpm bench                  # everything, about 45 minutes; rewrites this page
-pnpm bench --only micro     # or web, http, instructions, memory, adversarial, inspect: one part; the others keep their last figures
+pnpm bench --only micro     # or web, http, instructions, memory, adversarial, inspect, handoff: one part; the others keep their last figures
 pnpm bench --only web --baseline=<folder>   # the Web build beside another one (a copy of its dist/web), in the same rounds
 pnpm bench --only adversarial --units=64    # the repeated units sampled (minutes) rather than every one (about an hour)
 pnpm bench --quick          # CI smoke: short runs, prints the tables, writes nothing

@@ -2,7 +2,7 @@
  * `pnpm bench`: every benchmark, each in its own process, then the tables, and (on a
  * full run) docs/benchmarks.md, docs/benchmarks.svg and docs/benchmarks.json.
  *
- * Flags: `--quick` (the CI smoke: short, prints only, writes nothing), `--only micro|web|http|instructions|memory|adversarial|inspect`
+ * Flags: `--quick` (the CI smoke: short, prints only, writes nothing), `--only micro|web|http|instructions|memory|adversarial|inspect|handoff`
  * (repeatable; a full run of one part keeps the other parts' figures from docs/benchmarks.json),
  * `--baseline=<folder>` (the web part measures another build of the core beside this one, in the
  * same rounds: a copy of a `dist/web` folder, e.g. of the commit before a change),
@@ -27,7 +27,7 @@ const RESULT_PREFIX = '@@result '
 
 const argv = process.argv.slice(2)
 const quick = argv.includes('--quick')
-const PARTS = ['micro', 'memory', 'web', 'http', 'instructions', 'inspect', 'adversarial'] as const
+const PARTS = ['micro', 'memory', 'web', 'http', 'instructions', 'inspect', 'handoff', 'adversarial'] as const
 type Part = (typeof PARTS)[number]
 const onlyArgs = argv.flatMap((a, i) => (a === '--only' ? [argv[i + 1]] : a.startsWith('--only=') ? [a.slice(7)] : []))
 const parts: Part[] = onlyArgs.length === 0 ? [...PARTS] : PARTS.filter((p) => onlyArgs.includes(p))
@@ -270,6 +270,13 @@ async function main() {
     figures.inspect = await withRetry('inspect', () =>
       runChild('inspect (proxy overhead)', process.execPath, [...process.execArgv, join(BENCH, 'inspect.ts'), ...quickFlag], {
         timeoutS: 60 * scale,
+      }),
+    )
+  }
+  if (parts.includes('handoff')) {
+    figures.handoff = await withRetry('handoff', () =>
+      runChild('handoff (answer latency, open loop)', process.execPath, [...process.execArgv, join(BENCH, 'handoff.ts'), ...quickFlag], {
+        timeoutS: quick ? 120 : 600,
       }),
     )
   }

@@ -5,8 +5,11 @@
  * event's handler must run exactly once across all instances. Prints the figures; `--write` puts
  * them into docs/reliability.md. Bounded: it stops by itself after `--timeout` seconds.
  *
+ * With `--handoff`, each receiver puts the deliveries on a BullMQ queue and answers 202, and
+ * `--workers` worker processes run them: the same count, across the workers.
+ *
  * Options: --events=<n> (default 2000), --instances=<n> (default 3), --concurrency=<n> (default 32),
- * --timeout=<s> (default 120), --write.
+ * --timeout=<s> (default 120), --handoff, --workers=<n> (default 2, with --handoff), --write.
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -20,11 +23,15 @@ const EVENTS = Number(args.events ?? 2000)
 const INSTANCES = Number(args.instances ?? 3)
 const CONCURRENCY = Number(args.concurrency ?? 32)
 const TIMEOUT_S = Number(args.timeout ?? 120)
+const HANDOFF = 'handoff' in args
+const WORKERS = HANDOFF ? Number(args.workers ?? 2) : 0
+const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url))
 const SECRET = 'whsec-cluster-run-3c1f'
 const RECEIVER = fileURLToPath(new URL('./receiver.ts', import.meta.url))
 const REPORT = fileURLToPath(new URL('../../docs/reliability.md', import.meta.url))
-const BEGIN = '<!-- cluster-figures:begin (written by load/cluster/run.ts --write; edits inside are overwritten) -->'
-const END = '<!-- cluster-figures:end -->'
+const BLOCK = 'handoff' in args ? 'cluster-handoff-figures' : 'cluster-figures'
+const BEGIN = `<!-- ${BLOCK}:begin (written by load/cluster/run.ts --write; edits inside are overwritten) -->`
+const END = `<!-- ${BLOCK}:end -->`
 
 interface Instance {
   child: ChildProcess
@@ -35,16 +42,23 @@ const deadline = AbortSignal.timeout(TIMEOUT_S * 1000)
 const redis = await startRedis()
 const handled = new Map<number, number>()
 const instances: Instance[] = []
+const workers: ChildProcess[] = []
 
 try {
   for (let i = 0; i < INSTANCES; i++) instances.push(await startInstance(redis.url))
+  for (let i = 0; i < WORKERS; i++) workers.push(await startWorker(redis.url))
   const figures = await deliverAll()
+  // Queued deliveries run after their answer: wait, within the run's bound, until each has run.
+  while (HANDOFF && handled.size < EVENTS && !deadline.aborted) await new Promise((resolve) => setTimeout(resolve, 100))
+  // And a little longer, so that a second run of any of them would be seen.
+  if (HANDOFF) await new Promise((resolve) => setTimeout(resolve, 1000))
   const runs = [...handled.values()]
   const once = runs.filter((n) => n === 1).length
   const summary = {
     ...figures,
     events: EVENTS,
     instances: INSTANCES,
+    workers: WORKERS,
     handledOnce: once,
     handledTwice: runs.filter((n) => n > 1).length,
     neverHandled: EVENTS - handled.size,
@@ -56,20 +70,38 @@ try {
   if (once !== EVENTS || figures.errors > 0) {
     console.error(`cluster run: FAILED (${once} of ${EVENTS} events handled exactly once, ${figures.errors} errors)`)
     process.exitCode = 1
-  } else console.log(`cluster run: every one of ${EVENTS} events handled exactly once across ${INSTANCES} instances`)
+  } else
+    console.log(
+      `cluster run: every one of ${EVENTS} events handled exactly once across ${INSTANCES} instances${HANDOFF ? ` and ${WORKERS} workers` : ''}`,
+    )
 } finally {
-  for (const { child } of instances) child.disconnect()
-  await Promise.all(
-    instances.map(({ child }) => new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)))),
-  )
+  const children = [...instances.map(({ child }) => child), ...workers]
+  for (const child of children) child.disconnect()
+  await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)))))
   await redis.stop()
 }
 
-async function startInstance(redisUrl: string): Promise<Instance> {
-  const child = fork(RECEIVER, [redisUrl, SECRET], { execArgv: ['--conditions=@hookguard/source', '--import', 'tsx'], stdio: 'inherit' })
-  child.on('message', (message: { handled?: number }) => {
-    if (message.handled !== undefined) handled.set(message.handled, (handled.get(message.handled) ?? 0) + 1)
+function countHandled(message: { handled?: number }): void {
+  if (message.handled !== undefined) handled.set(message.handled, (handled.get(message.handled) ?? 0) + 1)
+}
+
+async function startWorker(redisUrl: string): Promise<ChildProcess> {
+  const child = fork(WORKER, [redisUrl], { execArgv: ['--conditions=@hookguard/source', '--import', 'tsx'], stdio: 'inherit' })
+  child.on('message', countHandled)
+  await new Promise<void>((resolve, reject) => {
+    child.on('message', (message: { ready?: boolean }) => message.ready === true && resolve())
+    child.once('exit', (code) => reject(new Error(`a worker exited with ${code} before it was ready`)))
+    deadline.addEventListener('abort', () => reject(new Error('timed out starting the workers')))
   })
+  return child
+}
+
+async function startInstance(redisUrl: string): Promise<Instance> {
+  const child = fork(RECEIVER, [redisUrl, SECRET, ...(HANDOFF ? ['handoff'] : [])], {
+    execArgv: ['--conditions=@hookguard/source', '--import', 'tsx'],
+    stdio: 'inherit',
+  })
+  child.on('message', countHandled)
   const port = await new Promise<number>((resolve, reject) => {
     child.on('message', (message: { port?: number }) => message.port !== undefined && resolve(message.port))
     child.once('exit', (code) => reject(new Error(`a receiver exited with ${code} before listening`)))
@@ -103,12 +135,12 @@ async function deliverAll(): Promise<Figures> {
       try {
         const { status, headers, body } = await deliver({ url: instance.url, mode: 'secret', secret: SECRET, payload, signal: deadline })
         latencies.push(performance.now() - begun)
-        if (status === 204) return
+        if (status === 204 || status === 202) return
         if (status === 200 && body.includes('"duplicate":true')) {
           figures.duplicatesDone++
           return
         }
-        if (status === 409) {
+        if (status === 409 || status === 503) {
           figures.duplicatesInProgress++
           await new Promise((resolve) => setTimeout(resolve, Math.min(Number(headers['retry-after'] ?? 1) * 1000, 200)))
           continue
@@ -118,7 +150,7 @@ async function deliverAll(): Promise<Figures> {
       } catch (error) {
         // The emulator reports a refusal as an error; anything else is a broken run.
         const status = (error as { status?: number }).status
-        if (status === 409) {
+        if (status === 409 || status === 503) {
           figures.duplicatesInProgress++
           await new Promise((resolve) => setTimeout(resolve, 200))
           continue
@@ -147,10 +179,10 @@ async function deliverAll(): Promise<Figures> {
 }
 
 function render(
-  s: Figures & { events: number; instances: number; handledOnce: number; handledTwice: number; neverHandled: number },
+  s: Figures & { events: number; instances: number; workers: number; handledOnce: number; handledTwice: number; neverHandled: number },
 ): string {
   return [
-    `Measured with \`pnpm demo:cluster --write\` on Node ${process.versions.node}, ${cpus().length} cores, Redis ${redis.url.startsWith('redis://127.0.0.1') ? 'on loopback' : 'from REDIS_URL'}.`,
+    `Measured with \`pnpm demo:cluster${s.workers > 0 ? ' --handoff' : ''} --write\`${s.workers > 0 ? ` (each delivery queued on BullMQ, run by ${s.workers} worker processes)` : ''} on Node ${process.versions.node}, ${cpus().length} cores, Redis ${redis.url.startsWith('redis://127.0.0.1') ? 'on loopback' : 'from REDIS_URL'}.`,
     '',
     '| events | instances | deliveries sent | duplicates answered 409 (in progress) | duplicates answered 200 (done) | handled exactly once | handled twice | never handled | errors | p50 ms | p99 ms | seconds |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',

@@ -1,0 +1,166 @@
+/**
+ * Answer fast, process later (`pnpm bench --only handoff`): the answer's latency as the service
+ * sees it, at a fixed rate with a handler that takes 200 ms, for three Express 5 servers side by
+ * side in one run: `inline` (the handler works before the answer), `handoff` (the delivery goes on
+ * a BullMQ queue on a real redis-server and a worker process does the work) and `empty` (a route
+ * that answers 202 and does nothing: the floor of any answer). Open loop (bench/open-loop.ts), so
+ * a slow answer cannot slow the sender down and hide its own wait. Then the workers: deliveries a
+ * second through an emptied handler, and the delay from receipt to the handler's start.
+ *
+ *   node --import tsx bench/handoff.ts [--quick]
+ */
+import { type ChildProcess, fork } from 'node:child_process'
+import { createHmac } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { startRedis } from '@hookguard/testkit/redis-server'
+import { SECRET } from './handoff-shared.ts'
+import { quantile, RESULT_PREFIX } from './measure.ts'
+import { type OpenLoopResult, openLoop } from './open-loop.ts'
+
+const quick = process.argv.includes('--quick')
+const RATE = quick ? 200 : 1000
+const DURATION_S = quick ? 3 : 30
+const WARMUP_S = quick ? 1 : 3
+const WORK_MS = 200
+/** Enough handlers at once for the rate: 1 000 a second × 0.2 s is 200 under way. */
+const WORKER_CONCURRENCY = 400
+const THROUGHPUT_DELIVERIES = quick ? 500 : 5000
+const THROUGHPUT_CONCURRENCY = 50
+const VARIANTS = ['empty', 'inline', 'handoff'] as const
+type Variant = (typeof VARIANTS)[number]
+
+export interface HandoffFigures {
+  runtime: string
+  rate: number
+  durationS: number
+  workMs: number
+  bodyBytes: number
+  answers: Record<Variant, OpenLoopResult>
+  /** With the handler of `workMs`: milliseconds from the receiver's verdict to the handler's start. */
+  endToEnd: { deliveries: number; p50: number; p99: number }
+  /** Deliveries a second one worker process runs with a handler that does nothing, from a backlog. */
+  worker: { deliveries: number; concurrency: number; perSecond: number }
+}
+
+const children = new Set<ChildProcess>()
+process.on('exit', () => {
+  for (const child of children) child.kill()
+})
+
+function start<T>(file: string, args: string[]): Promise<{ child: ChildProcess; first: T }> {
+  return new Promise((resolve, reject) => {
+    const child = fork(fileURLToPath(new URL(file, import.meta.url)), args, { execArgv: process.execArgv, stdio: 'inherit' })
+    children.add(child)
+    child.once('message', (first) => resolve({ child, first: first as T }))
+    child.once('error', reject)
+    child.once('exit', (code) => {
+      children.delete(child)
+      reject(new Error(`${file} exited with ${code}`))
+    })
+  })
+}
+
+function stop(child: ChildProcess): void {
+  children.delete(child)
+  child.removeAllListeners('exit')
+  child.kill()
+}
+
+function ask<T>(child: ChildProcess, message: object): Promise<T> {
+  return new Promise((resolve) => {
+    child.once('message', (answer) => resolve(answer as T))
+    child.send(message)
+  })
+}
+
+const PAD = 'x'.repeat(900)
+/** A 1 KiB delivery of its own for every request, signed as the service signs: no two share a job id. */
+function deliveries(run: string) {
+  return (i: number) => {
+    const body = Buffer.from(`{"event":"order.paid","data":{"run":"${run}","seq":${i},"note":"${PAD}"}}`)
+    const signature = createHmac('sha256', SECRET).update(body).digest('hex')
+    return { body, headers: { 'content-type': 'application/json', 'x-service-hmac-signature': signature } }
+  }
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`bench handoff: ${what} did not happen within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+const redis = await startRedis({ own: true })
+try {
+  const answers = {} as Record<Variant, OpenLoopResult>
+  let endToEnd: HandoffFigures['endToEnd'] = { deliveries: 0, p50: Number.NaN, p99: Number.NaN }
+  for (const variant of VARIANTS) {
+    const worker =
+      variant === 'handoff'
+        ? await start<{ ready: true }>('./handoff-worker.ts', [redis.url, String(WORK_MS), String(WORKER_CONCURRENCY)])
+        : undefined
+    const server = await start<{ port: number }>('./handoff-server.ts', [variant, String(WORK_MS), redis.url])
+    const { port } = server.first
+    // Warm-up at the same rate: the JIT, the connection pool and the queue's scripts settle first.
+    await openLoop({ port, path: '/hooks', rate: RATE, durationS: WARMUP_S, delivery: deliveries(`${variant}-warm`) })
+    answers[variant] = await openLoop({ port, path: '/hooks', rate: RATE, durationS: DURATION_S, delivery: deliveries(variant) })
+    console.error(
+      `bench handoff: ${variant} p50 ${answers[variant].p50.toFixed(2)} ms, p99 ${answers[variant].p99.toFixed(2)} ms, ${JSON.stringify(answers[variant].statuses)}`,
+    )
+    if (worker !== undefined) {
+      const expected = Math.round(RATE * (WARMUP_S + DURATION_S))
+      let delays: number[] = []
+      await waitFor(
+        async () => {
+          delays = (await ask<{ delays: number[] }>(worker.child, { report: true })).delays
+          return delays.length >= expected
+        },
+        60_000,
+        `the worker running all ${expected} deliveries`,
+      )
+      const measured = delays.slice(Math.round(RATE * WARMUP_S))
+      endToEnd = { deliveries: measured.length, p50: quantile(measured, 0.5), p99: quantile(measured, 0.99) }
+      stop(worker.child)
+    }
+    stop(server.child)
+  }
+
+  // Throughput: a backlog queued with no worker running, then one worker with an empty handler.
+  const server = await start<{ port: number }>('./handoff-server.ts', ['handoff', '0', redis.url])
+  const backlog = await openLoop({
+    port: server.first.port,
+    path: '/hooks',
+    rate: RATE,
+    durationS: THROUGHPUT_DELIVERIES / RATE,
+    delivery: deliveries('backlog'),
+  })
+  if (backlog.statuses['202'] !== THROUGHPUT_DELIVERIES) throw new Error(`bench handoff: backlog answered ${JSON.stringify(backlog.statuses)}`)
+  stop(server.child)
+  const worker = await start<{ ready: true }>('./handoff-worker.ts', [redis.url, '0', String(THROUGHPUT_CONCURRENCY)])
+  let report = { delays: [] as number[], firstAt: 0, lastAt: 0 }
+  await waitFor(
+    async () => {
+      report = await ask(worker.child, { report: true })
+      return report.delays.length >= THROUGHPUT_DELIVERIES
+    },
+    120_000,
+    'the worker draining the backlog',
+  )
+  stop(worker.child)
+  const seconds = Math.max(report.lastAt - report.firstAt, 1) / 1000
+  const figures: HandoffFigures = {
+    runtime: `Node ${process.version}`,
+    rate: RATE,
+    durationS: DURATION_S,
+    workMs: WORK_MS,
+    bodyBytes: deliveries('size')(0).body.byteLength,
+    answers,
+    endToEnd,
+    worker: { deliveries: THROUGHPUT_DELIVERIES, concurrency: THROUGHPUT_CONCURRENCY, perSecond: THROUGHPUT_DELIVERIES / seconds },
+  }
+  console.log(`${RESULT_PREFIX}${JSON.stringify(figures)}`)
+} finally {
+  await redis.stop()
+}
+process.exit(0)

@@ -1,0 +1,2 @@
+// What the multi-instance run's processes share.
+export const CLUSTER_QUEUE = 'cluster-deliveries'
