@@ -2,7 +2,7 @@ import { inspectSettings } from './command-options.ts'
 import { startInspector } from './inspector.ts'
 import type { DeliverFunction } from './options.ts'
 import type { InspectedRecord } from './record.ts'
-import { pathOnly } from './redact.ts'
+import { pathOnly } from './url-path.ts'
 import { diagnosisName, jsonLine } from './view.ts'
 
 /** Where the command writes and what it reads: `process.*` fit, and so does a test's buffer. */
