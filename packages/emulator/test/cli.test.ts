@@ -320,7 +320,12 @@ describe('hookguard send', () => {
     const { io, stdout } = captureIo()
     expect(await run(['send', server.url, '--mode', 'none'], io)).toBe(1)
     const out = stdout().split('\n')
-    expect(out.slice(0, 4)).toEqual(['500 Internal Server Error', 'content-type: text/html; charset=utf-8', '<!DOCTYPE html>', '<title>Error 1101</title>'])
+    expect(out.slice(0, 4)).toEqual([
+      '500 Internal Server Error',
+      'content-type: text/html; charset=utf-8',
+      '<!DOCTYPE html>',
+      '<title>Error 1101</title>',
+    ])
     const shown = page.split('\n').slice(0, 10).join('\n')
     expect(out.slice(2, 12).join('\n')).toBe(shown.replaceAll('\u001b', '\uFFFD'))
     expect(out[12]).toBe(`… ${Buffer.byteLength(page) - Buffer.byteLength(`${shown}\n`)} more bytes`)

@@ -81,7 +81,8 @@ describe.each([
         for (const [line] of warn.mock.calls) {
           expect(line).toMatch(/^@hookguard\/express: .*raw_body_unavailable.*Mount webhook\(\) before express\.json\(\)/)
           expect(line).toContain('express.json({ verify')
-          for (const part of [vector.secret, vector.signature, vector.body, JSON.stringify(JSON.parse(vector.body))]) expect(line).not.toContain(part)
+          for (const part of [vector.secret, vector.signature, vector.body, JSON.stringify(JSON.parse(vector.body))])
+            expect(line).not.toContain(part)
         }
       } finally {
         warn.mockRestore()

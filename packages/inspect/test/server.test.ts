@@ -618,7 +618,11 @@ function terminal(args: string[], env: Record<string, string> = { HOOKGUARD_SECR
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
   }
-  return { lines, errors, done, until, stop: () => (controller.abort(), done) }
+  const stop = () => {
+    controller.abort()
+    return done
+  }
+  return { lines, errors, done, until, stop }
 }
 
 describe('hookguard inspect, on a terminal', () => {
@@ -653,9 +657,13 @@ describe('hookguard inspect, on a terminal', () => {
   })
 
   it('refuses one port for both servers before listening', async () => {
-    await expect(inspectCommand(['--port', '4400', '--ui-port', '4400'], { stdout: { write: () => {} }, stderr: { write: () => {} }, env: { HOOKGUARD_SECRET: SECRET } })).rejects.toThrow(
-      /^@hookguard\/inspect: --port and --ui-port must differ/,
-    )
+    await expect(
+      inspectCommand(['--port', '4400', '--ui-port', '4400'], {
+        stdout: { write: () => {} },
+        stderr: { write: () => {} },
+        env: { HOOKGUARD_SECRET: SECRET },
+      }),
+    ).rejects.toThrow(/^@hookguard\/inspect: --port and --ui-port must differ/)
   })
 
   it('receives by default on a port no common development tool takes, and says so in its help', () => {

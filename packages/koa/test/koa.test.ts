@@ -83,7 +83,8 @@ describe.each([
         for (const [line] of warn.mock.calls) {
           expect(line).toMatch(/^@hookguard\/koa: .*raw_body_unavailable.*Mount webhook\(\) before your body parser/)
           expect(line).toContain('ctx.request.rawBody')
-          for (const part of [vector.secret, vector.signature, vector.body, JSON.stringify(JSON.parse(vector.body))]) expect(line).not.toContain(part)
+          for (const part of [vector.secret, vector.signature, vector.body, JSON.stringify(JSON.parse(vector.body))])
+            expect(line).not.toContain(part)
         }
       } finally {
         warn.mockRestore()
