@@ -667,7 +667,7 @@ describe('hookguard inspect, on a terminal', () => {
   })
 
   it('receives by default on a port no common development tool takes, and says so in its help', () => {
-    // Next.js, Rails, Express (3000), Phoenix, Jekyll (4000), Angular (4200), Astro (4321),
+    // Next.js, Rails, Express (3000), Phoenix, Jekyll (4000), ngrok's inspector (4040), Angular (4200), Astro (4321),
     // OpenTelemetry (4317, 4318), Flask (5000), Vite (5173, 4173), Storybook (6006), Django (8000),
     // 8080, wrangler dev (8787), Jupyter, Netlify dev (8888), 9000, the Node inspector (9229).
     const taken = [3000, 3001, 4000, 4040, 4173, 4200, 4317, 4318, 4321, 5000, 5173, 6006, 8000, 8080, 8787, 8888, 9000, 9229]
