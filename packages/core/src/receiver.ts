@@ -81,6 +81,7 @@ export function createReceiver<Payload = unknown>(
   const tokens = auth.mode === 'oauth2' ? new TokenKeys(auth) : undefined
   const authenticate = createAuthenticator(settings, tokens)
   const issue = tokens === undefined ? undefined : createTokenIssuer(tokens, settings)
+  const tellOwner = ownerNotice(packageName)
 
   return {
     mode: auth.mode,
@@ -165,6 +166,7 @@ export function createReceiver<Payload = unknown>(
       } catch (error) {
         if (!(error instanceof WebhookError)) throw error
         const { refusal, bodyBytes } = await afterRefusal(error, readBody)
+        if (refusal.code === 'raw_body_unavailable') tellOwner(refusal)
         if (events.wanted('rejected')) {
           const { code, status, hint } = refusal
           const durationMs = performance.now() - started
@@ -214,6 +216,21 @@ export function createReceiver<Payload = unknown>(
         return tokenErrorResponse(refusal)
       }
     },
+  }
+}
+
+/**
+ * A mounting mistake the sender is told of (the answer's message) but the app's owner would not
+ * be: their log shows a 500 at most, from a route that looks right. Said once per receiver (per
+ * middleware), on the console, with the adapter's fix: the message is the same text for every
+ * request, and holds no part of it, no body and no credential.
+ */
+function ownerNotice(packageName: string): (refusal: WebhookError) => void {
+  let told = false
+  return (refusal) => {
+    if (told) return
+    told = true
+    console.warn(`${packageName}: a delivery was refused with 500 ${refusal.code}. ${refusal.message} (Said once per middleware.)`)
   }
 }
 

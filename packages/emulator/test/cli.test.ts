@@ -312,6 +312,43 @@ describe('hookguard send', () => {
     expect(stdout()).not.toContain('whsec-wrong')
   })
 
+  it('shows an answer that is not JSON by its status, content type and first lines, and how much more it held', async () => {
+    // A framework's error page: 30 KB of HTML, as a Worker without its secret answers.
+    const lines = Array.from({ length: 600 }, (_, i) => `<p>line ${i} of the error page, with an \u001b[2J escape</p>`)
+    const page = `<!DOCTYPE html>\n<title>Error 1101</title>\n${lines.join('\n')}\n`
+    const server = await startServer(() => ({ status: 500, headers: { 'content-type': 'text/html; charset=utf-8' }, body: page }))
+    const { io, stdout } = captureIo()
+    expect(await run(['send', server.url, '--mode', 'none'], io)).toBe(1)
+    const out = stdout().split('\n')
+    expect(out.slice(0, 4)).toEqual([
+      '500 Internal Server Error',
+      'content-type: text/html; charset=utf-8',
+      '<!DOCTYPE html>',
+      '<title>Error 1101</title>',
+    ])
+    const shown = page.split('\n').slice(0, 10).join('\n')
+    expect(out.slice(2, 12).join('\n')).toBe(shown.replaceAll('\u001b', '\uFFFD'))
+    expect(out[12]).toBe(`… ${Buffer.byteLength(page) - Buffer.byteLength(`${shown}\n`)} more bytes`)
+    expect(out).toHaveLength(14)
+    expect(stdout()).not.toContain('\u001b')
+  })
+
+  it('cuts a long answer of few lines at 2 KB, never inside a character', async () => {
+    const body = 'é'.repeat(5000)
+    const server = await startServer(() => ({ status: 502, headers: { 'content-type': 'text/plain' }, body }))
+    const { io, stdout } = captureIo()
+    expect(await run(['send', server.url, '--mode', 'none'], io)).toBe(1)
+    expect(stdout()).toBe(`502 Bad Gateway\ncontent-type: text/plain\n${'é'.repeat(1024)}\n… ${10000 - 2048} more bytes\n`)
+  })
+
+  it('prints a JSON answer whole, however long', async () => {
+    const body = JSON.stringify({ error: 'invalid_payload', paths: Array.from({ length: 400 }, (_, i) => `items.${i}`) }, null, 2)
+    const server = await startServer(() => ({ status: 422, headers: { 'content-type': 'application/json' }, body }))
+    const { io, stdout } = captureIo()
+    expect(await run(['send', server.url, '--mode', 'none'], io)).toBe(1)
+    expect(stdout()).toBe(`422 Unprocessable Entity\n${body}\n`)
+  })
+
   it('exits 1 naming the address when the receiver cannot be reached', async () => {
     const url = await closedPort()
     const { io, stdout, stderr } = captureIo()

@@ -3,7 +3,7 @@ import { tokenEndpoint, WebhookError, type WebhookRequest, webhook } from '@hook
 import { auth, delivered, itReadsTheOrigin, serverPerTest, signed, vector } from '@hookguard/testkit/adapter-tests'
 import express5, { type ErrorRequestHandler, type RequestHandler } from 'express'
 import express4 from 'express4'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 
 // What differs per framework: parsers mounted before webhook(), mount paths, next(), onError.
 
@@ -66,6 +66,27 @@ describe.each([
       const answer = JSON.parse(reply.text)
       expect(answer.error).toBe('raw_body_unavailable')
       expect(answer.message).toContain('express.json({ verify')
+    })
+
+    it('tells the app once per middleware, on the console, with the fix and nothing of the request', async () => {
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+      try {
+        const app = express()
+        app.use(express.json())
+        app.post('/hooks', webhook({ auth }), echo)
+        app.post('/other', webhook({ auth }), echo)
+        const target = await serve(app)
+        for (const path of ['/hooks', '/hooks', '/other', '/other']) expect((await target.send({ ...signed, path })).status).toBe(500)
+        expect(warn).toHaveBeenCalledTimes(2)
+        for (const [line] of warn.mock.calls) {
+          expect(line).toMatch(/^@hookguard\/express: .*raw_body_unavailable.*Mount webhook\(\) before express\.json\(\)/)
+          expect(line).toContain('express.json({ verify')
+          for (const part of [vector.secret, vector.signature, vector.body, JSON.stringify(JSON.parse(vector.body))])
+            expect(line).not.toContain(part)
+        }
+      } finally {
+        warn.mockRestore()
+      }
     })
 
     it('verifies the raw copy that express.json({ verify }) keeps in req.rawBody', async () => {

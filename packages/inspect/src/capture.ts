@@ -5,9 +5,10 @@ import type { Judge, Judgement } from './judge.ts'
 import type { InspectorSettings } from './options.ts'
 import { droppedByConnection, pairs } from './raw-headers.ts'
 import type { AppAnswer, InspectedRecord, RecordSource } from './record.ts'
-import { pathOnly, presentedToken, tokenHash } from './redact.ts'
+import { presentedToken, tokenHash } from './redact.ts'
 import { captureBody } from './request-body.ts'
 import { SOURCE_HEADER, type SourceMark } from './source-mark.ts'
+import { pathOnly } from './url-path.ts'
 
 /** The code recorded, and answered, for a request whose body did not arrive in time. */
 export const REQUEST_TIMEOUT = 'request_timeout'

@@ -7,6 +7,7 @@ import {
   type ReceiverSettings,
   readOptions,
   receiverSettings,
+  usage,
   withDefaults,
 } from './cli-options.ts'
 import { DEFAULT_HOST, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_PORT, DEFAULT_UI_PORT } from './defaults.ts'
@@ -83,6 +84,8 @@ export interface InspectSettings extends ReceiverSettings {
 /** `hookguard inspect`'s command line and environment, read and checked; a mistake throws a `TypeError` starting `@hookguard/inspect: `. */
 export function inspectSettings(args: readonly string[], env: Readonly<Record<string, string | undefined>>): InspectSettings {
   const values = readOptions(args, INSPECT_OPTIONS, env)
+  // One port cannot serve both: the second would fail with a message that names the wrong flag.
+  if (Number(values.port) === Number(values['ui-port']) && Number(values.port) !== 0) usage('--port and --ui-port must differ (or be 0)')
   return {
     ...receiverSettings(values),
     forwardTo: values['forward-to'] as string | undefined,

@@ -2,8 +2,8 @@ import { inspectSettings } from './command-options.ts'
 import { startInspector } from './inspector.ts'
 import type { DeliverFunction } from './options.ts'
 import type { InspectedRecord } from './record.ts'
-import { pathOnly } from './redact.ts'
-import { jsonLine } from './view.ts'
+import { pathOnly } from './url-path.ts'
+import { diagnosisName, jsonLine } from './view.ts'
 
 /** Where the command writes and what it reads: `process.*` fit, and so does a test's buffer. */
 export interface InspectIo {
@@ -43,8 +43,7 @@ export async function inspectCommand(args: readonly string[], io: InspectIo, dep
     })
   } catch (error) {
     if (error instanceof TypeError) throw error
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message
-    io.stderr.write(`hookguard: cannot listen: ${code}\n`)
+    io.stderr.write(`hookguard: ${cannotListen(error as ListenError, settings)}\n`)
     return 1
   }
   if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
@@ -72,6 +71,20 @@ export async function inspectCommand(args: readonly string[], io: InspectIo, dep
   return 0
 }
 
+/** Node's listen error: its code, and (documented on SystemError) the address and port it could not take. */
+type ListenError = NodeJS.ErrnoException & { address?: string; port?: number }
+
+/** Which port could not be taken, and the flag that sets it: the receiving one is tried first. */
+function cannotListen(error: ListenError, { host, port, uiPort }: { host: string; port: number; uiPort: number }): string {
+  const code = error.code ?? error.message
+  const taken = error.port ?? port
+  // The two differ (inspectSettings checks it), or are both 0, which the system never refuses as taken.
+  const flag = taken === uiPort && taken !== port ? '--ui-port' : '--port'
+  const what = flag === '--port' ? 'the receiving port' : "the page's port"
+  const fix = code === 'EADDRINUSE' ? `: another program holds it; choose another with ${flag} <n> (0: any free port)` : ''
+  return `cannot listen on ${error.address ?? host}:${taken} (${what}, set by ${flag}): ${code}${fix}`
+}
+
 /** One log line: codes and statuses, the path without its query (a token may be in it), never a body. */
 function describe(record: InspectedRecord): string {
   const path = pathOnly(record.url)
@@ -81,6 +94,9 @@ function describe(record: InspectedRecord): string {
   const parts = [record.kind === 'token' ? 'token   ' : record.verdict === 'verified' ? 'verified' : 'refused ', `${record.method} ${path}`]
   if (record.code !== undefined) parts.push(record.code)
   if (record.hint !== undefined) parts.push(`hint ${record.hint}`)
+  // The variant that would have matched (secret_newline, json_stringify, …): the cause, on the line itself.
+  const diagnosis = diagnosisName(record)
+  if (diagnosis !== undefined) parts.push(`diagnosis ${diagnosis}`)
   if (record.app?.status !== undefined) parts.push(`app ${record.app.status}`)
   if (record.app?.error !== undefined) parts.push(`app ${record.app.error}`)
   if (record.disagreement !== undefined) parts.push(`DISAGREEMENT ${record.disagreement}`)

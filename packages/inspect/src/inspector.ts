@@ -15,7 +15,7 @@ import { summarize } from './view.ts'
 
 /** A running inspector. */
 export interface Inspector {
-  /** Where deliveries are received: `http://127.0.0.1:8787`. */
+  /** Where deliveries are received: `http://127.0.0.1:4319`. */
   receiveUrl: string
   /**
    * The page's address, with this run's access token in its fragment (never sent to a server):

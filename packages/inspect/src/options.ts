@@ -38,7 +38,7 @@ export interface InspectorOptions {
   auth: InspectAuth
   /** The app to put the inspector in front of (`http://localhost:3000`). Without it, the inspector answers as hookguard would. */
   forwardTo?: string
-  /** Where deliveries are received. Default 8787; 0 picks a free port. */
+  /** Where deliveries are received. Default 4319; 0 picks a free port. */
   port?: number
   /** Where the page is served. Default 4040; 0 picks a free port. */
   uiPort?: number

@@ -90,12 +90,6 @@ export function isCredentialHeader(name: string): boolean {
   return CREDENTIAL_HEADERS.has(lower) || CREDENTIAL_WORD.test(lower)
 }
 
-/** The path alone, for log lines: a query may carry a token. */
-export function pathOnly(url: string): string {
-  const at = url.search(/[?#]/)
-  return at < 0 ? url : url.slice(0, at)
-}
-
 /** A header as the page may show it: `Authorization` keeps its scheme and, for Basic, the user name. */
 export function redactHeader(name: string, value: string): string {
   const lower = name.toLowerCase()

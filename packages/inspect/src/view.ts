@@ -1,6 +1,7 @@
 import { coveredSegments } from './diagnose.ts'
 import type { InspectedRecord } from './record.ts'
-import { pathOnly, redactBody, redactCredentials, redactHeader, redactUrl } from './redact.ts'
+import { redactBody, redactCredentials, redactHeader, redactUrl } from './redact.ts'
+import { pathOnly } from './url-path.ts'
 
 /**
  * What the page and the `--json` lines get of a record: codes, statuses and redacted text.

@@ -38,7 +38,7 @@ function loaded(mode: InspectedRecord['mode'], verdict: InspectedRecord['verdict
     // A token request to `/token/` is not the token address (`/token`): it is recorded as a delivery.
     url: `/token/?appid=app-1&secret=${APP_SECRET}&grant_type=client_credentials&access_token=${TOKEN}&password=${PASSWORD}&Client%5FSecret=${CLIENT_SECRET}&x=%20`,
     headers: [
-      ['Host', '127.0.0.1:8787'],
+      ['Host', '127.0.0.1:4319'],
       ['Content-Type', 'application/json'],
       ['Authorization', mode === 'oauth2' ? `Bearer ${TOKEN}` : basic('hook-user', PASSWORD)],
       ['Proxy-Authorization', basic('proxy-user', PASSWORD)],
@@ -66,7 +66,7 @@ function loaded(mode: InspectedRecord['mode'], verdict: InspectedRecord['verdict
   }
 }
 
-const context = { url: 'http://127.0.0.1:8787', username: 'hook-user', appId: 'app-1' }
+const context = { url: 'http://127.0.0.1:4319', username: 'hook-user', appId: 'app-1' }
 
 describe('the page’s detail of a delivery', () => {
   it('holds no secret, password or token either: an app’s answer to `/token/` carries one', () => {

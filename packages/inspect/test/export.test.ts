@@ -91,8 +91,8 @@ describe('shellQuote and printfBytes', () => {
         for (const text of ['-1', '-n -e {}']) {
           const record = recordOf(new TextEncoder().encode(text), [['Content-Type', 'application/json']])
           for (const command of [
-            toCurl(record, { url: 'http://127.0.0.1:8787' }),
-            toSendCommand(record, { url: 'http://127.0.0.1:8787' }),
+            toCurl(record, { url: 'http://127.0.0.1:4319' }),
+            toSendCommand(record, { url: 'http://127.0.0.1:4319' }),
           ]) {
             const run = spawnSync(shell, ['-c', command], {
               encoding: 'buffer',
@@ -174,7 +174,7 @@ describe('toHar', () => {
     const auth = `Basic ${Buffer.from('u:secret-pw').toString('base64')}`
     const har = JSON.parse(
       toHar(recordOf(new TextEncoder().encode(TRICKY), [['Authorization', auth]], { url: '/h?access_token=tok123' }), {
-        url: 'http://127.0.0.1:8787',
+        url: 'http://127.0.0.1:4319',
       }),
     )
     const entry = har.log.entries[0]
@@ -182,7 +182,7 @@ describe('toHar', () => {
     expect(entry.request.postData.text).toBe(TRICKY)
     expect(JSON.stringify(har)).not.toContain('tok123')
     expect(JSON.stringify(har)).not.toContain(auth.split(' ')[1])
-    const binary = JSON.parse(toHar(recordOf(new Uint8Array([0xff, 0]), []), { url: 'http://127.0.0.1:8787' }))
+    const binary = JSON.parse(toHar(recordOf(new Uint8Array([0xff, 0]), []), { url: 'http://127.0.0.1:4319' }))
     expect(binary.log.entries[0].request.postData).toMatchObject({ encoding: 'base64', text: '/wA=' })
   })
 })
@@ -223,7 +223,7 @@ describe('the Vitest fixture', () => {
     mkdirSync(dir, { recursive: true })
     try {
       for (const record of [verified, refused]) {
-        const context = { url: 'http://127.0.0.1:8787' }
+        const context = { url: 'http://127.0.0.1:4319' }
         const fixture = exportAs('fixture', record, context)
         const test = exportAs('fixture-test', record, context)
         writeFileSync(join(dir, fixture.filename), fixture.text)
@@ -270,7 +270,7 @@ describe('the Vitest fixture', () => {
         code: 'invalid_token',
       }),
     ]
-    const context = { url: 'http://127.0.0.1:8787', username: user, appId: 'app-1' }
+    const context = { url: 'http://127.0.0.1:4319', username: user, appId: 'app-1' }
     const dir = join(PACKAGE, 'test', `.exported-${process.pid}-credentials`)
     mkdirSync(dir, { recursive: true })
     try {

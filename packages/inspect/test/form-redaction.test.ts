@@ -38,7 +38,7 @@ function formRecord(mode: InspectedRecord['mode'], body = FORM, extra: Partial<I
     source: 'sender',
     method: 'POST',
     url: '/hooks',
-    headers: [['Host', '127.0.0.1:8787'], FORM_TYPE],
+    headers: [['Host', '127.0.0.1:4319'], FORM_TYPE],
     body: bytes,
     bodyBytes: bytes.byteLength,
     mode,
@@ -97,7 +97,7 @@ describe('credentials in a form body', () => {
       it(`are in no export: mode ${mode}, ${verdict}`, () => {
         const record = formRecord(mode, FORM, verdict === 'refused' ? { verdict, status: 401, code: 'invalid_token' } : {})
         for (const format of FORMATS) {
-          const { text } = exportAs(format, record, { url: 'http://127.0.0.1:8787', appId: 'app-1', username: 'u' })
+          const { text } = exportAs(format, record, { url: 'http://127.0.0.1:4319', appId: 'app-1', username: 'u' })
           for (const credential of CREDENTIALS) expect(text, `${format} holds ${credential}`).not.toContain(credential)
         }
       })
@@ -130,7 +130,7 @@ describe('credentials in a form body', () => {
     // A stand-in for `hookguard` that writes the body it is given.
     writeFileSync(join(dir, 'hookguard'), '#!/bin/sh\ncat\n')
     chmodSync(join(dir, 'hookguard'), 0o755)
-    const done = await runShell(exportAs('send', formRecord('secret'), { url: 'http://127.0.0.1:8787' }).text, {
+    const done = await runShell(exportAs('send', formRecord('secret'), { url: 'http://127.0.0.1:4319' }).text, {
       ...FILLED,
       PATH: `${dir}:${process.env.PATH}`,
     })
@@ -174,7 +174,7 @@ describe('credentials in a form body', () => {
         code: 'invalid_token',
       }),
     ]
-    const context = { url: 'http://127.0.0.1:8787', appId: 'app-1' }
+    const context = { url: 'http://127.0.0.1:4319', appId: 'app-1' }
     const dir = join(PACKAGE, 'test', `.exported-${process.pid}-form`)
     mkdirSync(dir, { recursive: true })
     try {

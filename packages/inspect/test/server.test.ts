@@ -4,6 +4,8 @@ import { sign } from '@hookguard/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deliver } from '../../emulator/src/index.ts'
 import { inspectCommand } from '../src/command.ts'
+import { INSPECT_HELP } from '../src/command-options.ts'
+import { DEFAULT_PORT } from '../src/defaults.ts'
 import type { InspectedRecord } from '../src/record.ts'
 import { CSP } from '../src/ui.ts'
 import { jsonLine } from '../src/view.ts'
@@ -594,6 +596,85 @@ describe('hookguard inspect --json', () => {
       diagnosis: 'no_match',
     })
     expect(lines.join('\n')).not.toContain('abc')
+  })
+})
+
+/** `hookguard inspect` without --json, as a terminal shows it: its lines, stopped by `stop()`. */
+function terminal(args: string[], env: Record<string, string> = { HOOKGUARD_SECRET: SECRET }) {
+  const lines: string[] = []
+  const errors: string[] = []
+  const controller = new AbortController()
+  const done = inspectCommand(args, {
+    stdout: { write: (text: string) => lines.push(...text.split('\n').filter((l) => l !== '')) },
+    stderr: { write: (text: string) => errors.push(text) },
+    env,
+    signal: controller.signal,
+  })
+  /** Resolves once `check` holds, or throws after 5 s with what was printed. */
+  const until = async (check: () => boolean): Promise<void> => {
+    const deadline = Date.now() + 5_000
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`not printed in 5 s: ${lines.join(' | ')}`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+  const stop = () => {
+    controller.abort()
+    return done
+  }
+  return { lines, errors, done, until, stop }
+}
+
+describe('hookguard inspect, on a terminal', () => {
+  it('names the diagnosis on the line of a refused delivery, as the page and --json do', async () => {
+    const run = terminal(['--port', '0', '--ui-port', '0'])
+    await run.until(() => run.lines.some((line) => line.startsWith('Receiving on')))
+    const receive = /http:\/\/127\.0\.0\.1:\d+/.exec(run.lines.join('\n'))?.[0]
+    // Signed with the secret and a trailing newline, as a secret pasted from a file often is.
+    await send(`${receive}/hooks?access_token=abc`, {
+      headers: { 'x-service-hmac-signature': await sign(BODY, `${SECRET}\n`) },
+      chunks: [BODY],
+    })
+    await run.until(() => run.lines.some((line) => line.startsWith('refused')))
+    expect(await run.stop()).toBe(0)
+    const line = run.lines.find((l) => l.startsWith('refused'))
+    expect(line).toBe('refused   POST /hooks  invalid_signature  diagnosis secret_newline')
+  })
+
+  it.each([
+    ['--port', 'the receiving port'],
+    ['--ui-port', "the page's port"],
+  ])('names the port taken and the flag that sets it (%s), and exits 1', async (flag, what) => {
+    const { url } = await nodeApp((_req, res) => res.end())
+    const taken = new URL(url).port
+    const args = ['--port', '0', '--ui-port', '0']
+    args[args.indexOf(flag) + 1] = taken
+    const run = terminal(args)
+    expect(await run.done).toBe(1)
+    expect(run.errors.join('')).toBe(
+      `hookguard: cannot listen on 127.0.0.1:${taken} (${what}, set by ${flag}): EADDRINUSE: another program holds it; choose another with ${flag} <n> (0: any free port)\n`,
+    )
+  })
+
+  it('refuses one port for both servers before listening', async () => {
+    await expect(
+      inspectCommand(['--port', '4400', '--ui-port', '4400'], {
+        stdout: { write: () => {} },
+        stderr: { write: () => {} },
+        env: { HOOKGUARD_SECRET: SECRET },
+      }),
+    ).rejects.toThrow(/^@hookguard\/inspect: --port and --ui-port must differ/)
+  })
+
+  it('receives by default on a port no common development tool takes, and says so in its help', () => {
+    // Next.js, Rails, Express (3000), Phoenix, Jekyll (4000), ngrok's inspector (4040), Angular (4200), Astro (4321),
+    // OpenTelemetry (4317, 4318), Flask (5000), Vite (5173, 4173), Storybook (6006), Django (8000),
+    // 8080, wrangler dev (8787), Jupyter, Netlify dev (8888), 9000, the Node inspector (9229).
+    const taken = [3000, 3001, 4000, 4040, 4173, 4200, 4317, 4318, 4321, 5000, 5173, 6006, 8000, 8080, 8787, 8888, 9000, 9229]
+    expect(taken).not.toContain(DEFAULT_PORT)
+    // Not in the range systems lend to outgoing connections (Linux 32768–60999, IANA 49152–65535).
+    expect(DEFAULT_PORT).toBeLessThan(32768)
+    expect(INSPECT_HELP).toContain(`(default: ${DEFAULT_PORT})`)
   })
 })
 

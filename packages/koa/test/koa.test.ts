@@ -67,6 +67,30 @@ describe.each([
       expect(answer.message).toContain('ctx.request.rawBody')
     })
 
+    it('tells the app once per middleware, on the console, with the fix and nothing of the request', async () => {
+      const consume: Middleware = async (ctx, next) => {
+        for await (const _chunk of ctx.req) {
+          // Read and dropped, as a parser that keeps no raw copy leaves it.
+        }
+        await next()
+      }
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+      try {
+        const first = await serve(Koa, consume, webhook({ auth }))
+        const second = await serve(Koa, consume, webhook({ auth }))
+        for (const target of [first, first, second, second]) expect((await target.send(signed)).status).toBe(500)
+        expect(warn).toHaveBeenCalledTimes(2)
+        for (const [line] of warn.mock.calls) {
+          expect(line).toMatch(/^@hookguard\/koa: .*raw_body_unavailable.*Mount webhook\(\) before your body parser/)
+          expect(line).toContain('ctx.request.rawBody')
+          for (const part of [vector.secret, vector.signature, vector.body, JSON.stringify(JSON.parse(vector.body))])
+            expect(line).not.toContain(part)
+        }
+      } finally {
+        warn.mockRestore()
+      }
+    })
+
     it('reads the body itself when a parser skipped it (koa-bodyparser sets ctx.request.body to {} for a type it does not parse)', async () => {
       const reply = await (await serve(Koa, koaBodyParser({ enableTypes: ['form'] }), webhook({ auth }))).send(signed)
       expect(reply.status).toBe(200)

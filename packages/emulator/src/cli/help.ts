@@ -48,7 +48,8 @@ Examples:
 export const SEND_HELP = `Usage: hookguard send <url> --mode <mode> [credentials] [--file <path> | --event <name>]
 
 Delivers one webhook to <url> exactly as the service does (POST, JSON, authenticated per mode)
-and prints the receiver's status and body. Exits 0 on a 2xx answer, 1 otherwise.
+and prints the receiver's status and body: a JSON body whole, any other (an HTML error page) by
+its content type and first 10 lines (2 KB at most). Exits 0 on a 2xx answer, 1 otherwise.
 
 Modes and their credentials:
   --mode secret     --secret <s> ($HOOKGUARD_SECRET) [--signature-header <name>]

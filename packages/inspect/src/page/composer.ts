@@ -1,5 +1,6 @@
 import type { SentAnswer } from '../actions.ts'
 import type { PageState } from '../ui-context.ts'
+import { pathOnly } from '../url-path.ts'
 import { api } from './api.ts'
 import { h } from './dom.ts'
 import { answersText } from './format.ts'
@@ -8,6 +9,12 @@ export interface Composer {
   element: HTMLElement
   /** Puts a delivery's path and body in the composer, to edit and resend. */
   edit(path: string, body: string): void
+  /**
+   * The path of the newest delivery received: the composer's path until the reader types one (or
+   * edits a delivery). `/` would send to a route the app does not have, and its 404 would read as
+   * "your app refused what hookguard verifies".
+   */
+  seen(path: string): void
 }
 
 const SAMPLE = '{"event":"order.paid","data":{"url":"https://shop.example.com/p?id=42&utm=x","note":"5 < 6"}}'
@@ -15,6 +22,10 @@ const SAMPLE = '{"event":"order.paid","data":{"url":"https://shop.example.com/p?
 /** The composer: a body sent signed again through the emulator, or broken on purpose by a preset. */
 export function createComposer(state: PageState): Composer {
   const path = h('input', { type: 'text', value: '/', 'aria-label': 'Path', 'data-testid': 'composer-path' }) as HTMLInputElement
+  let pathChosen = false
+  path.addEventListener('input', () => {
+    pathChosen = true
+  })
   const body = h('textarea', { rows: '6', 'aria-label': 'Body', 'data-testid': 'composer-body' }) as HTMLTextAreaElement
   body.value = SAMPLE
   const preset = h(
@@ -65,9 +76,14 @@ export function createComposer(state: PageState): Composer {
   return {
     element,
     edit(newPath, newBody) {
+      pathChosen = true
       path.value = newPath
       body.value = newBody
       element.scrollIntoView()
+    },
+    seen(newest) {
+      // Without its query: the inspector's copy has credentials replaced, which would be sent as such.
+      if (!pathChosen) path.value = pathOnly(newest)
     },
   }
 }

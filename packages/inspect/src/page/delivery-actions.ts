@@ -1,4 +1,5 @@
 import type { SentAnswer } from '../actions.ts'
+import { pathOnly } from '../url-path.ts'
 import type { RecordDetail } from '../view.ts'
 import { api, authorized, download } from './api.ts'
 import { base64Bytes } from './bytes.ts'
@@ -78,7 +79,7 @@ export function deliveryActions(d: RecordDetail, onEdit: (path: string, body: st
     if (other.value !== '') location.hash = `#/diff/${d.id}/${other.value}`
   })
   const editButton = h('button', { type: 'button', 'data-testid': 'edit' }, 'Edit and resend')
-  editButton.addEventListener('click', () => onEdit(d.path.split('?')[0] ?? '/', new TextDecoder().decode(base64Bytes(d.bodyBase64))))
+  editButton.addEventListener('click', () => onEdit(pathOnly(d.path), new TextDecoder().decode(base64Bytes(d.bodyBase64))))
   return section(
     'Actions',
     h('p', { class: 'row-actions' }, count, replayButton, editButton, other, diffButton),

@@ -73,15 +73,25 @@ function facts(d: RecordDetail): [string, string][] {
   return rows
 }
 
-/** Shows record `id` in `pane`, fetched from the server (which redacts it); `onEdit` puts a body in the composer. */
-export async function showDetail(pane: HTMLElement, id: number, onEdit: (path: string, body: string) => void): Promise<void> {
+/**
+ * Shows record `id` in `pane`, fetched from the server (which redacts it); `onEdit` puts a body in
+ * the composer. `current` says whether the pane still wants it once fetched: a detail opened later
+ * (a click after the page opened one by itself) is not replaced by this one arriving last.
+ */
+export async function showDetail(
+  pane: HTMLElement,
+  id: number,
+  onEdit: (path: string, body: string) => void,
+  current: () => boolean = () => true,
+): Promise<void> {
   let d: RecordDetail
   try {
     d = await api<RecordDetail>(`/api/records/${id}`)
   } catch {
-    pane.replaceChildren(h('p', { class: 'muted' }, `#${id} is no longer kept.`))
+    if (current()) pane.replaceChildren(h('p', { class: 'muted' }, `#${id} is no longer kept.`))
     return
   }
+  if (!current()) return
   const blocks: Child[] = [
     h('h2', {}, `#${d.id} ${d.method} ${d.path}`),
     h('p', {}, h('a', { href: `#/d/${d.id}`, 'data-testid': 'permalink' }, 'Permalink')),

@@ -8,15 +8,16 @@ function segmentsView(segments: DiffSegment[], testid: string): HTMLElement {
   return pre
 }
 
-/** Two deliveries side by side in `pane`: headers, bytes and signed text, what differs marked. */
-export async function showDiff(pane: HTMLElement, a: number, b: number): Promise<void> {
+/** Two deliveries side by side in `pane`: headers, bytes and signed text, what differs marked. `current`: as for showDetail. */
+export async function showDiff(pane: HTMLElement, a: number, b: number, current: () => boolean = () => true): Promise<void> {
   let diff: RecordDiff
   try {
     diff = await api<RecordDiff>(`/api/diff?a=${a}&b=${b}`)
   } catch {
-    pane.replaceChildren(h('p', { class: 'muted' }, 'Both must be deliveries still kept.'))
+    if (current()) pane.replaceChildren(h('p', { class: 'muted' }, 'Both must be deliveries still kept.'))
     return
   }
+  if (!current()) return
   pane.replaceChildren(
     h('h2', {}, `Diff #${a} ↔ #${b}`),
     section(

@@ -33,6 +33,20 @@ export class Records {
     return [...(this.#users.get(id) ?? [])].sort((a, b) => a - b)
   }
 
+  /**
+   * The record the page opens by itself while nothing is chosen: the newest refused (its cause is
+   * what the reader came for), else the newest. One pass, asked at most once per drawn frame.
+   */
+  firstToOpen(): number | undefined {
+    let newest: number | undefined
+    let refused: number | undefined
+    for (const [id, r] of this.#byId) {
+      if (newest === undefined || id > newest) newest = id
+      if (r.verdict === 'refused' && (refused === undefined || id > refused)) refused = id
+    }
+    return refused ?? newest
+  }
+
   put(summary: RecordSummary): void {
     const touched = this.#drop(summary.id)
     this.#byId.set(summary.id, summary)

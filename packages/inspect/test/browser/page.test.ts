@@ -178,6 +178,71 @@ describe('the forge presets, mode oauth2', () => {
   })
 })
 
+describe('the first screen', () => {
+  let own: Inspector
+  let waitFor: (count: number) => Promise<unknown>
+  let first: Page
+  const heading = () => first.getByTestId('detail').getByRole('heading', { level: 2 })
+  /** Sends to the inspector of this block: signed right, or with the secret and a trailing newline. */
+  const deliverTo = async (path: string, refused: boolean) =>
+    send(`${own.receiveUrl}${path}`, {
+      headers: { 'x-service-hmac-signature': await sign(BODY, refused ? `${SECRET}\n` : SECRET) },
+      chunks: [BODY],
+    })
+
+  beforeAll(async () => {
+    const appUrl = await hookguardApp({ auth: { mode: 'secret', secret: SECRET } })
+    const started = await inspector({ forwardTo: appUrl, deliver })
+    own = started.inspector
+    waitFor = started.waitFor
+    await deliverTo('/webhooks/shop?x=1', false)
+    await deliverTo('/webhooks/shop?access_token=abc', true)
+    await deliverTo('/webhooks/shop/v2?access_token=abc', false)
+    await waitFor(3)
+    first = await context.newPage()
+    await first.goto(own.uiUrl)
+    await live(first)
+  })
+
+  it('opens the newest refusal by itself, its diagnosis on screen, without a click', async () => {
+    await heading().filter({ hasText: /^#2 / }).waitFor({ timeout: 15_000 })
+    expect(await first.getByTestId('diagnosis').textContent()).toContain('trailing newline')
+    expect(await first.getByTestId('diagnosis').isVisible()).toBe(true)
+    expect(await first.locator('[data-testid="row"].selected').getAttribute('data-id')).toBe('2')
+  })
+
+  it('sends from the composer to the path deliveries came to, without their query', async () => {
+    expect(await first.getByTestId('composer-path').inputValue()).toBe('/webhooks/shop/v2')
+    await first.getByTestId('composer-body').fill(BODY)
+    await first.getByTestId('resend').click()
+    await expect.poll(() => first.getByTestId('composer-result').textContent(), { timeout: 15_000 }).toBe('Answer: 200')
+    await waitFor(4)
+    const resent = first.locator('[data-testid="row"][data-id="4"]')
+    await resent.waitFor({ timeout: 15_000 })
+    expect(await resent.textContent()).toContain('POST /webhooks/shop/v2')
+  })
+
+  it('follows the newest refusal while the reader has opened nothing, and never takes back what they opened', async () => {
+    await deliverTo('/late', true)
+    await heading().filter({ hasText: /^#5 / }).waitFor({ timeout: 15_000 })
+    await first.locator('[data-testid="row"][data-id="3"]').click()
+    await heading().filter({ hasText: /^#3 / }).waitFor({ timeout: 15_000 })
+    await deliverTo('/later', true)
+    await first.locator('[data-testid="row"][data-id="6"]').waitFor({ timeout: 15_000 })
+    // Long enough for the page to have opened #6 by itself, had it wanted to (a frame is 100 ms).
+    await first.waitForTimeout(500)
+    expect(await heading().textContent()).toMatch(/^#3 /)
+    expect(await first.locator('[data-testid="row"].selected').getAttribute('data-id')).toBe('3')
+  })
+
+  it('keeps a path the reader typed', async () => {
+    await first.getByTestId('composer-path').fill('/mine')
+    await deliverTo('/elsewhere', false)
+    await first.locator('[data-testid="row"][data-id="7"]').waitFor({ timeout: 15_000 })
+    expect(await first.getByTestId('composer-path').inputValue()).toBe('/mine')
+  })
+})
+
 describe('replay, edit and resend', () => {
   let original: number
 

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import { credential, RECEIVER_OPTIONS, signingSecret } from '@hookguard/inspect/cli'
 import { type DeliverOptions, deliver } from '../../deliver.ts'
 import { SAMPLE_EVENT_NAMES, type SampleEventName, sampleEvent } from '../../samples.ts'
+import { answerText } from '../answer.ts'
 import { atMostPositionals, httpUrl, mode, parseCommand } from '../args.ts'
 import { UsageError } from '../failures.ts'
 import { type CliIo, painter, readBody } from '../io.ts'
@@ -68,7 +69,8 @@ export async function sendCommand(args: readonly string[], io: CliIo): Promise<n
     for (const [name, value] of Object.entries(answer.headers)) io.stdout.write(`${paint('dim', `${name}:`)} ${value}\n`)
     io.stdout.write('\n')
   }
-  if (answer.body !== '') io.stdout.write(answer.body.endsWith('\n') ? answer.body : `${answer.body}\n`)
+  // With --include the content type is among the headers already.
+  io.stdout.write(answerText(answer.body, answer.headers['content-type'], !values.include))
   return ok ? 0 : 1
 }
 

@@ -1,0 +1,45 @@
+/** Lines of an answer that is not JSON shown by `send`: enough to recognise an error page. */
+export const PREVIEW_LINES = 10
+/** Bytes of it shown at most, whatever its lines. */
+export const PREVIEW_BYTES = 2048
+
+/**
+ * What `hookguard send` prints of an answer's body. A JSON answer (the receiver's refusals, most
+ * apps' replies) whole, as it came. Anything else (a framework's 30 KB HTML error page, a proxy's
+ * text) by its content type and its first {@link PREVIEW_LINES} lines, at most
+ * {@link PREVIEW_BYTES} bytes, then how many bytes were left out: the terminal shows the status and
+ * the page's title, not a screenful of markup. Control characters other than tab and line ends are
+ * replaced, so that an answer cannot drive the terminal.
+ */
+export function answerText(body: string, contentType: string | undefined, withType: boolean): string {
+  if (body === '' || isJson(body, contentType)) return body === '' || body.endsWith('\n') ? body : `${body}\n`
+  let end = -1
+  for (let line = 0; line < PREVIEW_LINES; line++) {
+    end = body.indexOf('\n', end + 1)
+    if (end < 0) break
+  }
+  const lines = end < 0 ? body : body.slice(0, end + 1)
+  const bytes = new TextEncoder().encode(lines)
+  // `stream`: a character cut at the byte bound is left out, not shown as U+FFFD.
+  const shown = bytes.byteLength <= PREVIEW_BYTES ? lines : new TextDecoder().decode(bytes.subarray(0, PREVIEW_BYTES), { stream: true })
+  const left = new TextEncoder().encode(body).byteLength - new TextEncoder().encode(shown).byteLength
+  const out: string[] = []
+  if (withType) out.push(`content-type: ${contentType ?? '(none)'}\n`)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters (terminal escapes) is the point
+  const safe = shown.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g, '\uFFFD')
+  out.push(safe.endsWith('\n') ? safe : `${safe}\n`)
+  if (left > 0) out.push(`… ${left} more bytes\n`)
+  return out.join('')
+}
+
+/** JSON by its type (`application/json`, `application/problem+json`), or, untyped, by its text. */
+function isJson(body: string, contentType: string | undefined): boolean {
+  if (contentType !== undefined && /[/+]json\b/i.test(contentType)) return true
+  if (contentType !== undefined && !/^text\/plain\b/i.test(contentType)) return false
+  try {
+    JSON.parse(body)
+    return true
+  } catch {
+    return false
+  }
+}
