@@ -8,7 +8,7 @@
  * outgoing connections.
  */
 export const DEFAULT_PORT = 4319
-export const DEFAULT_UI_PORT = 4040
+export const DEFAULT_UI_PORT = 4320
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_TOKEN_PATH = '/token'
 export const DEFAULT_FORWARD_TIMEOUT_MS = 30_000

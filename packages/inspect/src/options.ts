@@ -40,7 +40,7 @@ export interface InspectorOptions {
   forwardTo?: string
   /** Where deliveries are received. Default 4319; 0 picks a free port. */
   port?: number
-  /** Where the page is served. Default 4040; 0 picks a free port. */
+  /** Where the page is served. Default 4320; 0 picks a free port. */
   uiPort?: number
   /** Default `127.0.0.1`. Anything else exposes the inspector's recordings to that network: the command warns. */
   host?: string

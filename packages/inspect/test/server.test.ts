@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { deliver } from '../../emulator/src/index.ts'
 import { inspectCommand } from '../src/command.ts'
 import { INSPECT_HELP } from '../src/command-options.ts'
-import { DEFAULT_PORT } from '../src/defaults.ts'
+import { DEFAULT_PORT, DEFAULT_UI_PORT } from '../src/defaults.ts'
 import type { InspectedRecord } from '../src/record.ts'
 import { CSP } from '../src/ui.ts'
 import { jsonLine } from '../src/view.ts'
@@ -666,15 +666,17 @@ describe('hookguard inspect, on a terminal', () => {
     ).rejects.toThrow(/^@hookguard\/inspect: --port and --ui-port must differ/)
   })
 
-  it('receives by default on a port no common development tool takes, and says so in its help', () => {
+  it('receives and serves its page by default on ports no common development tool takes, and says so in its help', () => {
     // Next.js, Rails, Express (3000), Phoenix, Jekyll (4000), ngrok's inspector (4040), Angular (4200), Astro (4321),
     // OpenTelemetry (4317, 4318), Flask (5000), Vite (5173, 4173), Storybook (6006), Django (8000),
     // 8080, wrangler dev (8787), Jupyter, Netlify dev (8888), 9000, the Node inspector (9229).
     const taken = [3000, 3001, 4000, 4040, 4173, 4200, 4317, 4318, 4321, 5000, 5173, 6006, 8000, 8080, 8787, 8888, 9000, 9229]
-    expect(taken).not.toContain(DEFAULT_PORT)
-    // Not in the range systems lend to outgoing connections (Linux 32768–60999, IANA 49152–65535).
-    expect(DEFAULT_PORT).toBeLessThan(32768)
-    expect(INSPECT_HELP).toContain(`(default: ${DEFAULT_PORT})`)
+    for (const port of [DEFAULT_PORT, DEFAULT_UI_PORT]) {
+      expect(taken).not.toContain(port)
+      // Not in the range systems lend to outgoing connections (Linux 32768–60999, IANA 49152–65535).
+      expect(port).toBeLessThan(32768)
+      expect(INSPECT_HELP).toContain(`(default: ${port})`)
+    }
   })
 })
 
