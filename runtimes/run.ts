@@ -278,7 +278,7 @@ function matrix(): Job[] {
       command: bin('node24', 'bin/node'),
       args: [path.join(here, 'queues-workerd.ts')],
       cwd: here,
-      // About 15 s here: the consumer's retries are immediate, its batches sent at once.
+      // 12 to 24 s here: the consumer’s retries are immediate, its batches sent at once.
       timeout: 120_000,
       count: closingLine,
     },
