@@ -23,7 +23,8 @@ import { MOCK_APP } from './suite/mock-app.ts'
 //                  links in; no nodejs_compat), and the table over HTTP;
 //                  then, in a Worker of its own, the Durable Object dedupe store (@hookguard/cloudflare)
 //                  behind the Hono app and a fetch handler: concurrent copies, failing handlers,
-//                  objects and workerd restarted, alarms (dedupe-workerd.ts)
+//                  objects and workerd restarted, alarms (dedupe-workerd.ts); and the hand-off to a Cloudflare
+//                  Queue with its consumer and dead-letter queue, counted per delivery (queues-workerd.ts)
 //
 // Node 20 is `pnpm test`. Options: --only=bun,deno (runtime names; node-web for Node's Web-build jobs alone), --all (every vitest project),
 // --timeout=<seconds for the whole run, default 600>, --keep (keep the bundle and logs), --verbose.
@@ -268,6 +269,19 @@ function matrix(): Job[] {
       timeout: 120_000,
       count: closingLine,
     },
+    {
+      runtime: `workerd (miniflare ${version('miniflare')})`,
+      build: 'edge',
+      suite:
+        'Cloudflare Queues hand-off: queued once, consumed once, retries, the dead-letter queue, concurrent copies, an unreachable queue',
+      lane: 'checks',
+      command: bin('node24', 'bin/node'),
+      args: [path.join(here, 'queues-workerd.ts')],
+      cwd: here,
+      // 12 to 24 s here: the consumer’s retries are immediate, its batches sent at once.
+      timeout: 120_000,
+      count: closingLine,
+    },
   ]
 }
 
@@ -307,7 +321,7 @@ async function run(job: Job): Promise<Result> {
   clearTimeout(timer)
   if (child.pid !== undefined) running.delete(child.pid)
   const seconds = (Date.now() - begin) / 1000
-  // Numbered: one runtime may run several jobs on one build (workerd's two).
+  // Numbered: one runtime may run several jobs on one build (workerd's three).
   const number = String(jobs.indexOf(job) + 1).padStart(2, '0')
   await writeFile(path.join(out, `${number}-${job.runtime.replace(/\W+/g, '-')}-${job.build}.log`), log)
   const counts = await job.count(log).catch(() => undefined)

@@ -104,8 +104,12 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
  */
 export function createLook(options: DedupeOptions, packageName: string): (key: string, fingerprint: string) => Promise<DedupeVerdict> {
   const claimer = createClaimer(options, packageName)
+  // Held for as long as taking and giving it back may take, not `processingTtl`: a worker that
+  // meets it is told to wait until it expires, and a receiver that dies holding it blocks the
+  // delivery's job that long.
+  const lookMs = Math.min(claimer.processingMs, 2 * claimer.claimTimeout)
   return async (key, fingerprint) => {
-    const found = await claimer.claim(key, fingerprint)
+    const found = await claimer.claim(key, fingerprint, lookMs)
     if (found.kind !== 'claimed') return found
     try {
       await within(Promise.resolve(found.claim.release()), claimer.claimTimeout)
@@ -149,12 +153,13 @@ function createClaimer(options: DedupeOptions, packageName: string) {
   const processingMs = processingTtl * 1000
   return {
     doneMs: ttl * 1000,
+    processingMs,
     processingTtl,
     claimTimeout,
-    async claim(key: string, fingerprint: string): Promise<ClaimVerdict> {
+    async claim(key: string, fingerprint: string, ttlMs = processingMs): Promise<ClaimVerdict> {
       let found: ClaimResult
       try {
-        found = checkedClaim(await claimWithin(store, key, processingMs, claimTimeout, packageName))
+        found = checkedClaim(await claimWithin(store, key, ttlMs, claimTimeout, packageName))
       } catch (cause) {
         throw storeUnavailable(processingTtl, cause)
       }

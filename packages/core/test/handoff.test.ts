@@ -139,6 +139,36 @@ describe('handoff: runOnce, the worker side', () => {
     expect((inner as DeliveryInProgressError).retryAfterMs).toBeGreaterThan(0)
   })
 
+  it('tells a worker that meets a receiver looking at the delivery to wait as long as a look can take, not processingTtl', async () => {
+    const store = memoryDedupeStore()
+    const held: number[] = []
+    const slowRelease: DedupeStore = {
+      async claim(key, ttlMs) {
+        held.push(ttlMs)
+        const found = await store.claim(key, ttlMs)
+        if (found.state !== 'claimed') return found
+        const { complete, release } = found.claim
+        // The worker's claim comes while the receiver's look still holds the key.
+        const releaseAfterMeeting = async () => {
+          await meet()
+          await release()
+        }
+        return { state: 'claimed', claim: { complete, release: releaseAfterMeeting } }
+      },
+    }
+    let met: unknown
+    const job = await jobFor(memoryDedupeStore())
+    const meet = async () => {
+      met ??= await runOnce(job, () => 'ran', { store }).catch((error: unknown) => error)
+    }
+    const queue = holdingQueue()
+    const receiver = createReceiver({ auth: { mode: 'secret', secret: SECRET }, handoff: { queue }, dedupe: { store: slowRelease } })
+    await receiver.verify(post(BODY, { 'x-service-hmac-signature': await sign(BODY, SECRET) }))
+    expect(held).toEqual([10_000])
+    expect(met).toBeInstanceOf(DeliveryInProgressError)
+    expect((met as DeliveryInProgressError).retryAfterMs).toBeLessThanOrEqual(10_000)
+  })
+
   it('refuses a job hookguard did not queue', () => {
     for (const job of [null, {}, { id: 'x', key: 'k', mode: 'secret', fingerprint: 'f', rawBody: '%%%', receivedAt: 'now', headers: {} }]) {
       expect(() => deliveryOfJob(job as unknown as HandoffJob)).toThrow(TypeError)
