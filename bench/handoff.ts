@@ -135,7 +135,8 @@ try {
     durationS: THROUGHPUT_DELIVERIES / RATE,
     delivery: deliveries('backlog'),
   })
-  if (backlog.statuses['202'] !== THROUGHPUT_DELIVERIES) throw new Error(`bench handoff: backlog answered ${JSON.stringify(backlog.statuses)}`)
+  if (backlog.statuses['202'] !== THROUGHPUT_DELIVERIES)
+    throw new Error(`bench handoff: backlog answered ${JSON.stringify(backlog.statuses)}`)
   stop(server.child)
   const worker = await start<{ ready: true }>('./handoff-worker.ts', [redis.url, '0', String(THROUGHPUT_CONCURRENCY)])
   let report = { delays: [] as number[], firstAt: 0, lastAt: 0 }

@@ -77,7 +77,9 @@ try {
 } finally {
   const children = [...instances.map(({ child }) => child), ...workers]
   for (const child of children) child.disconnect()
-  await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)))))
+  await Promise.all(
+    children.map((child) => new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)))),
+  )
   await redis.stop()
 }
 

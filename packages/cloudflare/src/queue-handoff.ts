@@ -9,6 +9,14 @@ export const DEFAULT_QUEUE_RETENTION = 345_600
 const MAX_QUEUE_RETENTION = 1_209_600
 
 /**
+ * The largest body whose job a Cloudflare Queues message carries: a message holds at most 128 KB,
+ * and a job holds the body about 2.4 times (the parsed payload, and the bytes in base64). The
+ * receiver's `maxBodySize` defaults to it, so that a delivery no message could hold is refused 413
+ * at once rather than answered 503 on every retry.
+ */
+export const MAX_QUEUED_BODY = 48 * 1024
+
+/**
  * The Worker's queue producer binding (`env.WEBHOOKS`, a `queues.producers` entry of
  * wrangler.jsonc): the one method the hand-off calls, typed loosely so that `Queue` from
  * `@cloudflare/workers-types` or from `wrangler types` (of any body type) is accepted as it is.
@@ -72,6 +80,7 @@ export function queueHandoff(binding: QueueProducer, options: QueueHandoffOption
 
   return {
     queue: {
+      maxBodySize: MAX_QUEUED_BODY,
       async enqueue(job) {
         if (store === undefined) {
           await send(job)

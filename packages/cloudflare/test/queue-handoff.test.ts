@@ -1,6 +1,6 @@
 import { createReceiver, type HandoffJob, memoryDedupeStore, sign } from '@hookguard/core'
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_QUEUE_RETENTION, queueHandoff } from '../src/queue-handoff.ts'
+import { DEFAULT_QUEUE_RETENTION, MAX_QUEUED_BODY, queueHandoff } from '../src/queue-handoff.ts'
 import { durableObjectDedupeStore } from '../src/store.ts'
 import { fakeNamespace } from './fake-namespace.ts'
 import { fakeQueue } from './fake-queue.ts'
@@ -28,6 +28,22 @@ function receiverOf(handoff: ReturnType<typeof queueHandoff>) {
 }
 
 describe('queueHandoff', () => {
+  it('refuses 413, before sending, a body whose job no message could hold, and a larger maxBodySize at setup', async () => {
+    const queue = fakeQueue()
+    const handoff = queueHandoff(queue.binding)
+    const receive = receiverOf(handoff)
+    // Just within: its job (payload and base64 bytes) still fits a 128 KB message.
+    const fits = JSON.stringify({ event: 'x', pad: 'a'.repeat(MAX_QUEUED_BODY - 30) })
+    expect((await receive(fits)).status).toBe(202)
+    expect(new TextEncoder().encode(JSON.stringify(queue.messages[0]?.body)).byteLength).toBeLessThan(128_000)
+    const over = JSON.stringify({ event: 'x', pad: 'a'.repeat(MAX_QUEUED_BODY) })
+    expect(await receive(over)).toMatchObject({ status: 413, body: { error: 'payload_too_large' } })
+    expect(queue.messages).toHaveLength(1)
+    expect(() => createReceiver({ auth: { mode: 'secret', secret: SECRET }, handoff, maxBodySize: MAX_QUEUED_BODY + 1 })).toThrow(
+      /maxBodySize/,
+    )
+  })
+
   describe('with a store', () => {
     it('sends the job as one JSON message and answers 202 with its id', async () => {
       const queue = fakeQueue()

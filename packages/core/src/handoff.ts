@@ -43,6 +43,13 @@ export interface HandoffQueue {
    * of the same `id` was already there and nothing was added. Rejects when the queue cannot take it.
    */
   enqueue(job: HandoffJob): Promise<{ jobId: string; duplicate: boolean }>
+  /**
+   * The largest body, in bytes, whose job this queue can carry (a Cloudflare Queues message holds
+   * 128 KB), when it has such a limit. The receiver's `maxBodySize` defaults to it and may not
+   * exceed it: a larger delivery would be refused by the queue on every retry of the service, so it
+   * is refused up front, 413, as too large.
+   */
+  readonly maxBodySize?: number
 }
 
 /** The `handoff` option: answer the service once the delivery is queued, and let a worker run it. */
@@ -134,6 +141,9 @@ export function checkHandoff(handoff: unknown, fail: (message: string) => never)
     fail('handoff must be an object: { queue }, e.g. handoff(queue) of @hookguard/bullmq')
   const { queue, status, timeout } = handoff as Partial<Record<keyof HandoffOptions, unknown>>
   if (typeof (queue as Partial<HandoffQueue> | null)?.enqueue !== 'function') fail('handoff.queue must have an enqueue(job) method')
+  const { maxBodySize } = queue as HandoffQueue
+  if (maxBodySize !== undefined && !(Number.isSafeInteger(maxBodySize) && maxBodySize > 0))
+    fail('handoff.queue.maxBodySize must be a positive integer')
   if (status !== undefined && !(Number.isInteger(status) && (status as number) >= 200 && (status as number) < 300)) {
     fail('handoff.status must be a 2xx status')
   }

@@ -202,7 +202,7 @@ export function checkOptions(options: WebhookOptions, packageName = '@hookguard/
     auth: checked,
     secrets: checked.mode === 'secret' && typeof checked.secret !== 'function' ? checkSecrets(checked.secret, fail) : undefined,
     realm: (checked.mode === 'basic' ? checked.realm : undefined) ?? DEFAULT_REALM,
-    maxBodySize: checkPositiveInteger(maxBodySize, 'maxBodySize', fail),
+    maxBodySize: withinQueue(checkPositiveInteger(maxBodySize, 'maxBodySize', fail), options.maxBodySize !== undefined, handoff, fail),
     maxDepth: checkPositiveInteger(maxDepth, 'maxDepth', fail),
     signatureHeader,
     clock,
@@ -224,6 +224,18 @@ export function checkOnError<const PassOn extends string>(packageName: string, o
   if (onError === passOn) return passOn
   // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
   return failingAs(packageName)(`onError must be 'respond' or '${passOn}'`)
+}
+
+/**
+ * The body limit with a hand-off to a queue that bounds its jobs: the queue's, unless a smaller one
+ * was asked for; a larger one asked for is a setup mistake, since such a delivery could never be queued.
+ */
+function withinQueue(maxBodySize: number, given: boolean, handoff: HandoffOptions | undefined, fail: Fail): number {
+  const limit = handoff?.queue.maxBodySize
+  if (limit === undefined || maxBodySize <= limit) return maxBodySize
+  if (!given) return limit
+  // Stryker disable next-line StringLiteral: message text only — the setup TypeError and its package name are pinned
+  return fail(`maxBodySize (${maxBodySize} bytes) is more than the hand-off's queue can carry (${limit} bytes): set it to ${limit} or less`)
 }
 
 function checkDedupe(dedupe: DedupeOptions, fail: Fail): void {

@@ -193,4 +193,34 @@ describe('handoff: setup', () => {
     }
     expect(() => createReceiver({ auth, handoff: { queue, status: 200, timeout: 100 } })).not.toThrow()
   })
+
+  it('takes the queue’s body limit as maxBodySize, refuses a larger one at setup, and answers a larger body 413 before queueing it', async () => {
+    const jobs: HandoffJob[] = []
+    const queue = {
+      maxBodySize: 64,
+      async enqueue(job: HandoffJob) {
+        jobs.push(job)
+        return { jobId: job.id, duplicate: false }
+      },
+    }
+    const auth = { mode: 'secret' as const, secret: SECRET }
+    expect(() => createReceiver({ auth, handoff: { queue }, maxBodySize: 65 })).toThrow(
+      /^@hookguard\/core: maxBodySize \(65 bytes\) is more than the hand-off's queue can carry \(64 bytes\)/,
+    )
+    expect(() => createReceiver({ auth, handoff: { queue: { ...queue, maxBodySize: 0 } } })).toThrow(/handoff\.queue\.maxBodySize/)
+    const receiver = createReceiver({ auth, handoff: { queue } })
+    const big = JSON.stringify({ event: 'x', pad: 'a'.repeat(60) })
+    const refused = await receiver.verify(post(big, { 'x-service-hmac-signature': await sign(big, SECRET) }))
+    expect(refused.ok === false && refused.response.status).toBe(413)
+    const small = '{"event":"x"}'
+    const queued = await receiver.verify(post(small, { 'x-service-hmac-signature': await sign(small, SECRET) }))
+    expect(queued.ok === false && queued.response.status).toBe(202)
+    // A smaller limit of the app's own is kept.
+    const stricter = createReceiver({ auth, handoff: { queue }, maxBodySize: 16 })
+    const mid = await stricter.verify(
+      post('{"event":"abcdefghij"}', { 'x-service-hmac-signature': await sign('{"event":"abcdefghij"}', SECRET) }),
+    )
+    expect(mid.ok === false && mid.response.status).toBe(413)
+    expect(jobs).toHaveLength(1)
+  })
 })
