@@ -11,7 +11,10 @@ const app = Fastify({ frameworkErrors, logger: { serializers: logSerializers } }
 app.setNotFoundHandler(notFoundHandler)
 
 // The app id and secret of the service's settings; the same options serve both addresses.
-const oauth = { auth: { mode: 'oauth2', appId: process.env.APP_ID!, secret: process.env.APP_SECRET! } } as const
+const appId = process.env.APP_ID
+const secret = process.env.APP_SECRET
+if (!appId || !secret) throw new Error('Set APP_ID and APP_SECRET to the app id and secret of the service settings.')
+const oauth = { auth: { mode: 'oauth2', appId, secret } } as const
 
 // The service's "token URL": it GETs a token there (OAuth client libraries POST a form).
 app.register(tokenEndpoint(oauth), { prefix: '/webhooks/token' })
