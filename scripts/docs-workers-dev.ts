@@ -108,7 +108,8 @@ function readPage(file: string): Page {
   const worker = extractSnippets(markdown, file).snippets.find((s) => s.env === 'workers' && s.kind === 'file')
   if (worker === undefined) throw new Error(`${file}: no <!-- snippet: file env=workers --> block`)
   const lines = markdown.split('\n')
-  const sectionStart = lines.slice(0, worker.line).findLastIndex((line) => line.startsWith('## ')) + 1
+  let sectionStart = 0
+  for (let i = 0; i < worker.line; i++) if ((lines[i] as string).startsWith('## ')) sectionStart = i + 1
   const nextSection = lines.findIndex((line, i) => i >= worker.line && line.startsWith('## '))
   const inSection = (b: Block) => b.line > sectionStart && (nextSection === -1 || b.line <= nextSection)
   const all = blocks(markdown)

@@ -14,7 +14,8 @@ const require = createRequire(join(ROOT, 'examples', 'nextjs', 'next.config.mjs'
 const { ignoreLoggingIncomingRequests } = require('next/dist/server/dev/log-requests.js') as {
   ignoreLoggingIncomingRequests(request: { url: string }, logging: unknown): boolean
 }
-const { default: config } = (await import('../examples/nextjs/next.config.mjs')) as { default: { logging: unknown } }
+const configFile = new URL('../examples/nextjs/next.config.mjs', import.meta.url).href
+const { default: config } = (await import(configFile)) as { default: { logging: unknown } }
 const page = readFileSync(join(ROOT, 'docs', 'frameworks', 'fetch.md'), 'utf8')
 
 const logged = (url: string) => !ignoreLoggingIncomingRequests({ url }, config.logging)
