@@ -27,7 +27,7 @@ import { assert, Tally } from './suite/reply.ts'
 // A job of `pnpm test:runtimes`; Node 24 strips this file's types itself.
 
 /** As in workerd.ts: fixed, so that a newer workerd cannot change what the Worker may use unnoticed. */
-const COMPATIBILITY_DATE = '2026-07-01'
+const COMPATIBILITY_DATE = '2026-04-26'
 /** A wave of deliveries ends in time, or fails. */
 const WAVE_DEADLINE_MS = 60_000
 

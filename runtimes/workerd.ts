@@ -11,8 +11,8 @@ import { ANSWER_PATH, APP_HEADER, CASE_HEADER, CHECKS_PATH, CLOCK_HEADER, HANDLE
 // Node 22 or later: `runtimes/node_modules/node24/bin/node runtimes/workerd.ts --worker=<bundle> --mock=<url>`.
 // Node 24 strips this file's types itself.
 
-/** Fixed, so that a newer workerd cannot change what the Worker may use without us noticing. */
-const COMPATIBILITY_DATE = '2026-07-01'
+/** The docs' wrangler.jsonc date (what users run), fixed, so that a newer workerd cannot change what the Worker may use without us noticing. */
+const COMPATIBILITY_DATE = '2026-04-26'
 const ORIGIN = 'http://hookguard.test'
 
 const args = parseArgs(process.argv.slice(2))

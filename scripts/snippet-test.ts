@@ -19,7 +19,7 @@
  *    delivered to by `@hookguard/emulator`'s `deliver` in each mode it shows: the genuine delivery
  *    must get the status the README says, a tampered one a refusal; every `run` file must exit 0;
  *    every Fetch route module that serves the token address is imported and must answer a token
- *    request by GET (the service) and by POST (OAuth clients); the README's `npx hookguard send`
+ *    request by GET (the service) and by POST (OAuth clients); the README's `npx -p @hookguard/emulator hookguard send`
  *    lines must print what it says.
  *
  * What is installed is what the READMEs' `npm install` lines name (wrangler aside: workerd is the
@@ -593,7 +593,7 @@ async function serveAndDeliver(source: Source, framework: string, emulator: Emul
 }
 
 /**
- * README.md's `npx hookguard send …` lines, run with the installed bin against each of its
+ * README.md's `npx -p @hookguard/emulator hookguard send …` lines, run with the installed bin against each of its
  * servers in mode secret: a line followed by a `# NNN …` comment must print that status first.
  * The server gets the secret the README's own `WEBHOOK_SECRET=… npx tsx` line gives it.
  */
@@ -602,7 +602,7 @@ async function checkCliLines(sources: readonly Source[]): Promise<void> {
   const lines = text.split('\n')
   const commands: { line: number; env: Record<string, string>; args: string[]; expect: string }[] = []
   lines.forEach((line, i) => {
-    const match = /^((?:[A-Z_]+=\S+\s+)*)npx hookguard (send .*)$/.exec(line.trim())
+    const match = /^((?:[A-Z_]+=\S+\s+)*)npx -p @hookguard\/emulator hookguard (send .*)$/.exec(line.trim())
     const expected = /^#\s*(\d{3}\b.*)$/.exec((lines[i + 1] ?? '').trim())
     if (match === null || expected === null) return
     const env = Object.fromEntries(
@@ -618,8 +618,9 @@ async function checkCliLines(sources: readonly Source[]): Promise<void> {
   const servers = sources.filter(
     (s) => s.snippet.readme === 'README.md' && s.snippet.kind === 'file' && s.snippet.deliveries.some((d) => d.mode === 'secret'),
   )
-  await check(`README.md's \`npx hookguard send\` lines against its ${servers.length} servers`, async () => {
-    if (commands.length === 0) throw new Error('no `npx hookguard send …` line followed by a `# <status>` comment in README.md')
+  await check(`README.md's \`npx -p @hookguard/emulator hookguard send\` lines against its ${servers.length} servers`, async () => {
+    if (commands.length === 0)
+      throw new Error('no `npx -p @hookguard/emulator hookguard send …` line with a `# <status>` comment under it in README.md')
     if (secret === undefined) throw new Error('no `WEBHOOK_SECRET=… npx tsx` line in README.md to start the servers with')
     const bin = join(workdir, 'node_modules', '.bin', 'hookguard')
     const tryServer = async (server: Source) => {

@@ -49,6 +49,7 @@ const guide: DefaultTheme.SidebarItem[] = [
     items: [
       { text: 'Testing your receiver', link: '/testing' },
       { text: 'The inspector', link: '/inspect' },
+      { text: 'The real service on your laptop', link: '/tunnel' },
       { text: 'Using the core', link: '/core' },
       { text: 'The API client', link: '/client' },
       { text: 'Runtimes', link: '/runtimes' },
