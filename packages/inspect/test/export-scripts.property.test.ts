@@ -451,6 +451,8 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  // Every script has ended: a connection still open (a client's idle keep-alive one) is not waited for.
+  server.closeAllConnections()
   await new Promise((resolve) => server.close(resolve))
   rmSync(dir, { recursive: true, force: true })
 })
