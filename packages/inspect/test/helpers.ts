@@ -131,12 +131,14 @@ const REPOSITORY = fileURLToPath(new URL('../../..', import.meta.url))
 /**
  * Runs the exported tests written into `dir` (a folder under packages/inspect/test) with the
  * repository's vitest, resolving the packages from source as the repository's tests do: what a
- * user's run of the exported files would print, and its exit status.
+ * user's run of the exported files would print, and its exit status. One worker runs the files
+ * one after another on one module graph (`isolate: false`): each file builds its own receiver
+ * and keeps no state, and a fresh worker per file was most of the child's CPU time.
  */
 export function runExportedTests(dir: string, env: Record<string, string>): { output: string; status: number | null } {
   writeFileSync(
     join(dir, 'vitest.config.ts'),
-    "import { defineConfig } from 'vitest/config'\nimport { sourceResolution } from '../../../../vitest.shared.ts'\nexport default defineConfig({ ...sourceResolution, test: { include: ['*.test.ts'] } })\n",
+    "import { defineConfig } from 'vitest/config'\nimport { sourceResolution } from '../../../../vitest.shared.ts'\nexport default defineConfig({ ...sourceResolution, test: { include: ['*.test.ts'], isolate: false, maxWorkers: 1 } })\n",
   )
   const run = spawnSync(process.execPath, [join(REPOSITORY, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--root', dir], {
     cwd: dir,
