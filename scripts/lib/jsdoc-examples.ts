@@ -26,9 +26,12 @@ declare const request: Request`,
 import type { RedisClient } from '../../packages/redis/src/index.ts'
 /** Your connected node-redis or ioredis client. */
 declare const redis: RedisClient`,
-  cloudflare: `import type { DedupeNamespace } from '../../packages/cloudflare/src/index.ts'
-/** Your Worker's bindings: the Durable Object namespace of HookguardDedupe. */
-declare const env: { DEDUPE: DedupeNamespace }`,
+  cloudflare: `import { type DedupeNamespace, durableObjectDedupeStore, type QueueProducer } from '../../packages/cloudflare/src/index.ts'
+/** Your Worker's bindings: the Durable Object namespace of HookguardDedupe, and a queue producer. */
+declare const env: { DEDUPE: DedupeNamespace; WEBHOOKS: QueueProducer }
+/** Your payload's type, and your Worker's bindings as a type. */
+type Order = { orderNo: string }
+type Env = { DEDUPE: DedupeNamespace; DB: { save(order: Order): Promise<void> } }`,
   emulator: `import { deliver, mockService, requestToken, sampleEvent, serialize } from '@hookguard/emulator'
 import { createClient } from '@hookguard/client'
 import { expect } from 'vitest'

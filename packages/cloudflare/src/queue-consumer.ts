@@ -69,11 +69,13 @@ export interface QueueConsumerOptions<Payload = unknown, Env = unknown> {
  * The messages of a batch run side by side.
  *
  * @example
- * export default {
- *   queue: queueConsumer<Order, Env>(async (delivery, env) => { await env.DB.save(delivery.payload) }, {
- *     store: (env) => durableObjectDedupeStore(env.DEDUPE),
- *   }),
- * }
+ * // The Worker's module then ends with: export default { fetch: app.fetch, queue }
+ * const queue = queueConsumer<Order, Env>(
+ *   async (delivery, env) => {
+ *     await env.DB.save(delivery.payload)
+ *   },
+ *   { store: (env) => durableObjectDedupeStore(env.DEDUPE) },
+ * )
  */
 export function queueConsumer<Payload = unknown, Env = unknown, Ctx = unknown>(
   handler: (delivery: QueuedDelivery<Payload>, env: Env, ctx: Ctx) => unknown,
