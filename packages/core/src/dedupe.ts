@@ -100,12 +100,15 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
  * With a hand-off no handler runs in the receiver, so it only looks: a delivery already handled is
  * a duplicate, one being handled (by a worker) is answered 409, and otherwise the claim it took is
  * given back at once, for the worker to take when the job runs. A store that fails is 503, as with
- * `dedupe`.
+ * `dedupe`. The look's claim lives only as long as a look may take (`claimTimeout`), not
+ * `processingTtl`: one the store took but could not give back (Redis gone between the two) would
+ * otherwise turn the service's retries away with 409, and hold the worker's job, for minutes.
  */
 export function createLook(options: DedupeOptions, packageName: string): (key: string, fingerprint: string) => Promise<DedupeVerdict> {
   const claimer = createClaimer(options, packageName)
+  const lookMs = Math.min(claimer.claimTimeout, claimer.processingTtl * 1000)
   return async (key, fingerprint) => {
-    const found = await claimer.claim(key, fingerprint)
+    const found = await claimer.claim(key, fingerprint, lookMs)
     if (found.kind !== 'claimed') return found
     try {
       await within(Promise.resolve(found.claim.release()), claimer.claimTimeout)
@@ -151,10 +154,11 @@ function createClaimer(options: DedupeOptions, packageName: string) {
     doneMs: ttl * 1000,
     processingTtl,
     claimTimeout,
-    async claim(key: string, fingerprint: string): Promise<ClaimVerdict> {
+    /** `ttlMs`: how long the claim is held, `processingTtl` unless told. */
+    async claim(key: string, fingerprint: string, ttlMs = processingMs): Promise<ClaimVerdict> {
       let found: ClaimResult
       try {
-        found = checkedClaim(await claimWithin(store, key, processingMs, claimTimeout, packageName))
+        found = checkedClaim(await claimWithin(store, key, ttlMs, claimTimeout, packageName))
       } catch (cause) {
         throw storeUnavailable(processingTtl, cause)
       }
