@@ -22,6 +22,16 @@ declare const request: Request`,
 import type { RedisClient } from '../packages/redis/src/index.ts'
 /** Your connected node-redis or ioredis client. */
 declare const redis: RedisClient`,
+  bullmq: `import express from 'express'
+import { webhook } from '@hookguard/express'
+import type { DedupeStore } from '@hookguard/core'
+import type { HandoffWorkerOptions } from '../packages/bullmq/src/index.ts'
+const app = express()
+/** Your BullMQ queues (\`new Queue('webhooks', { connection })\`) and connection; the dedupe store of @hookguard/redis. */
+declare const queue: NonNullable<HandoffWorkerOptions['deadLetter']>
+declare const deadLetter: NonNullable<HandoffWorkerOptions['deadLetter']>
+declare const connection: HandoffWorkerOptions['connection']
+declare const store: DedupeStore`,
   cloudflare: `import type { DedupeNamespace } from '../packages/cloudflare/src/index.ts'
 /** Your Worker's bindings: the Durable Object namespace of HookguardDedupe. */
 declare const env: { DEDUPE: DedupeNamespace }`,
@@ -132,7 +142,7 @@ function diagnostics(): Map<string, string[]> {
 describe('the @example blocks in the packages’ sources', () => {
   it('are found in every package that has them', () => {
     const names = [...modules.values()].map((module) => module.name)
-    for (const pkg of ['core', 'express', 'koa', 'hono', 'fetch', 'emulator', 'client', 'redis', 'cloudflare']) {
+    for (const pkg of ['core', 'express', 'koa', 'hono', 'fetch', 'emulator', 'client', 'redis', 'bullmq', 'cloudflare']) {
       expect(
         names.some((name) => name.startsWith(`packages/${pkg}/`)),
         pkg,

@@ -47,11 +47,9 @@ const ENQUEUED_BY = 'hookguardEnqueue'
  * once, so the service hears 503 `queue_unavailable` and delivers again later.
  *
  * @example
- * import { Queue } from 'bullmq'
- * import { Redis } from 'ioredis'
- * // enableOfflineQueue: false: a command sent while Redis is away fails instead of waiting.
- * const queue = new Queue('webhooks', { connection: new Redis({ maxRetriesPerRequest: null, enableOfflineQueue: false }) })
- * app.post('/webhooks', webhook({ auth: { mode: 'secret', secret }, handoff: handoff(queue) }))
+ * // queue: BullMQ's `new Queue('webhooks', { connection })`, over an ioredis connection made with
+ * // `enableOfflineQueue: false`, so that a command sent while Redis is away fails at once.
+ * app.post('/webhooks', webhook({ auth: { mode: 'secret', secret: process.env.WEBHOOK_SECRET! }, handoff: handoff(queue) }))
  */
 export function handoff(queue: Queue, options: BullmqHandoffOptions = {}): HandoffOptions {
   const { status, timeout, jobOptions = {} } = options

@@ -14,10 +14,14 @@ import { deadLetterOf } from './dead-letter.ts'
 /** A handed-off job as BullMQ carries it: the delivery as data, named by its event. */
 export type HandoffBullJob<Payload = unknown, Result = unknown> = Job<HandoffJob<Payload>, RunOutcome<Result>>
 
-/** What runs each delivery: its payload typed by the schema's output, and the BullMQ job (for `updateProgress`, `log`). */
+/**
+ * What runs each delivery: its payload typed by the schema's output, and the BullMQ job (for
+ * `updateProgress`, `log`). The job's type is not inferred from: were it, a handler that names it
+ * would lose its result's type (`unknown`).
+ */
 export type DeliveryHandler<Payload, Result> = (
   delivery: QueuedDelivery<Payload>,
-  job: HandoffBullJob<Payload, Result>,
+  job: NoInfer<HandoffBullJob<Payload>>,
 ) => Result | Promise<Result>
 
 /** The options of {@link createWorker}: BullMQ's own worker options, and how each delivery is run once. */
@@ -52,9 +56,15 @@ export interface HandoffWorkerOptions<Payload = unknown> extends WorkerOptions {
  * (`{ ran: true, result }`) or the delivery had been handled already (`{ ran: false, reason: 'done' }`).
  *
  * @example
- * const worker = createWorker('webhooks', async (delivery) => {
- *   await fulfil(delivery.payload)
- * }, { connection, store: redisDedupeStore(redis), deadLetter: new Queue('webhooks-dead', { connection }) })
+ * const worker = createWorker<{ event: string; data: { orderNo: string } }>(
+ *   'webhooks',
+ *   async (delivery, job) => {
+ *     await job.updateProgress(50)
+ *     console.log(delivery.payload.data.orderNo)
+ *   },
+ *   { connection, store, deadLetter },
+ * )
+ * worker.on('failed', (job, error) => console.error(job?.name, error.message))
  */
 export function createWorker<Payload = unknown, Result = unknown>(
   queue: string | Queue,

@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url'
 import { redisDedupeStore } from '@hookguard/redis'
 import { sendTo } from '@hookguard/testkit/http'
 import { type RedisServer, startRedis } from '@hookguard/testkit/redis-server'
-import type { Queue } from 'bullmq'
-import type { Redis } from 'ioredis'
+import { Queue } from 'bullmq'
+import { Redis as IoRedis, type Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type DeadLetter, handoff } from '../src/index.ts'
 import type { Instructions } from './fixtures/worker.ts'
@@ -181,6 +181,30 @@ describe.concurrent('the hand-off on BullMQ under faults, with worker processes'
     expect(answered).toContain('503 store_unavailable')
     await scene.allRan(list)
     expect(await scene.runs()).toEqual(once(list))
+  })
+
+  it('Redis away, over a connection that would hold commands offline: 503 queue_unavailable at once, nothing queued behind it', async () => {
+    const scene = await scenario()
+    // ioredis's defaults: a command sent while disconnected waits in its offline queue.
+    const connection = new IoRedis(scene.server.url, { maxRetriesPerRequest: null })
+    connection.on('error', () => {})
+    const jobs = new Queue(scene.jobs.name, { connection })
+    jobs.on('error', () => {})
+    cleanups.push(() => closeQueue(jobs))
+    await jobs.waitUntilReady()
+    const receiver = await receiverApp({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs) })
+    cleanups.push(() => receiver.close())
+    const back = scene.server.restart(1_500)
+    await until(async () => (connection.status !== 'ready' ? true : undefined), 'the connection to drop')
+    const began = Date.now()
+    const reply = await receiver.send(await signed(body({ id: 'offline' })))
+    expect(Date.now() - began).toBeLessThan(1_000)
+    expect([reply.status, JSON.parse(reply.text).error, reply.headers['retry-after']]).toEqual([503, 'queue_unavailable', '5'])
+    await back
+    const replies = await deliverUntilAccepted(async () => receiver.send(await signed(body({ id: 'offline' }))))
+    expect(replies.at(-1)?.status).toBe(202)
+    // The refused attempt left nothing queued behind it.
+    expect(await jobs.getJobCounts('waiting')).toEqual({ waiting: 1 })
   })
 
   it('Redis killed and restarted with its append-only file: every delivery answered 202 before is run after, once', async () => {
