@@ -6,7 +6,7 @@ import { chromiumAvailability } from './testkit/src/chromium.ts'
 import { redisAvailability } from './testkit/src/redis-server.ts'
 import { sourceResolution, wasmModuleImports, webResolution } from './vitest.shared.ts'
 
-// The `redis` project needs a real Redis. Without one it is left out, with one line that says so
+// The `redis` and `bullmq` projects need a real Redis. Without one it is left out, with one line that says so
 // and how to run it; `pnpm test:redis` then fails instead of passing empty.
 const redis = redisAvailability()
 if (redis.via === undefined) console.warn(`\n  ${redis.message}\n`)
@@ -24,6 +24,7 @@ const LONG_FIRST = [
   'packages/inspect/test/browser/',
   'packages/fetch/test/nextjs.test.ts',
   'packages/redis/test/crash.test.ts',
+  'packages/bullmq/test/faults.test.ts',
   'test/robustness/complexity.test.ts',
   'packages/inspect/test/export-scripts.property.test.ts',
   'test/robustness/leaks.test.ts',
@@ -58,7 +59,7 @@ export default defineConfig({
     sequence: { sequencer: LongFirst },
     projects: [
       'packages/*/vitest.config.ts',
-      ...(redis.via === undefined ? ['!packages/redis/vitest.config.ts'] : []),
+      ...(redis.via === undefined ? ['!packages/redis/vitest.config.ts', '!packages/bullmq/vitest.config.ts'] : []),
       {
         ...sourceResolution,
         test: {

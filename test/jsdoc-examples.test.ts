@@ -13,7 +13,7 @@ const modules = exampleModules()
 describe('the @example blocks in the packages’ sources', () => {
   it('are found in every package that has them', () => {
     const names = modules.map((module) => module.name)
-    for (const pkg of ['core', 'express', 'koa', 'hono', 'fetch', 'emulator', 'client', 'redis', 'cloudflare']) {
+    for (const pkg of ['core', 'express', 'koa', 'hono', 'fetch', 'emulator', 'client', 'redis', 'bullmq', 'cloudflare']) {
       expect(
         names.some((name) => name.startsWith(`packages/${pkg}/`)),
         pkg,

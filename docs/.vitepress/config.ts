@@ -37,6 +37,7 @@ const guide: DefaultTheme.SidebarItem[] = [
     items: [
       { text: 'Events, and each delivery once', link: '/events' },
       { text: 'Several instances and Redis', link: '/scaling' },
+      { text: 'Answer fast, process later', link: '/handoff' },
       { text: 'Each delivery once on Workers', link: '/cloudflare' },
       { text: 'Deployment', link: '/deployment' },
       { text: 'Security', link: '/security' },

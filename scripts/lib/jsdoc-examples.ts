@@ -26,6 +26,16 @@ declare const request: Request`,
 import type { RedisClient } from '../../packages/redis/src/index.ts'
 /** Your connected node-redis or ioredis client. */
 declare const redis: RedisClient`,
+  bullmq: `import express from 'express'
+import { webhook } from '@hookguard/express'
+import type { DedupeStore } from '@hookguard/core'
+import type { HandoffWorkerOptions } from '../../packages/bullmq/src/index.ts'
+const app = express()
+/** Your BullMQ queues (\`new Queue('webhooks', { connection })\`) and connection; the dedupe store of @hookguard/redis. */
+declare const queue: NonNullable<HandoffWorkerOptions['deadLetter']>
+declare const deadLetter: NonNullable<HandoffWorkerOptions['deadLetter']>
+declare const connection: HandoffWorkerOptions['connection']
+declare const store: DedupeStore`,
   cloudflare: `import { type DedupeNamespace, durableObjectDedupeStore, type QueueProducer } from '../../packages/cloudflare/src/index.ts'
 /** Your Worker's bindings: the Durable Object namespace of HookguardDedupe, and a queue producer. */
 declare const env: { DEDUPE: DedupeNamespace; WEBHOOKS: QueueProducer }

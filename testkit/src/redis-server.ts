@@ -20,8 +20,12 @@ export interface RedisServer {
   own: boolean
   /** Stops the server (a crash, as far as clients can tell); resolves once the port is closed. */
   stop(): Promise<void>
-  /** Starts it again on the same port, empty, and resolves once it answers PING. */
-  restart(): Promise<void>
+  /**
+   * Stops it (as `stop()` does, but keeping its folder), waits `downMs`, starts it again on the
+   * same port, empty (or, with `appendonly`, with every write it acknowledged), and resolves once it
+   * answers PING.
+   */
+  restart(downMs?: number): Promise<void>
 }
 
 /** Whether `redis-server` is on PATH. */
@@ -45,12 +49,15 @@ export function redisAvailability(): { via: 'url' | 'binary' | undefined; messag
 
 /**
  * A Redis to test against. `{ own: true }` always starts one (the crash tests stop and restart
- * it, which a shared server must not suffer); otherwise `REDIS_URL` is used when set. Throws
- * with a clear message when neither works.
+ * it, which a shared server must not suffer); otherwise `REDIS_URL` is used when set. With
+ * `appendonly` (which implies `own`) the server writes each command to its append-only file before
+ * answering it (`appendfsync always`), so a restart after a crash keeps every acknowledged write.
+ * Throws with a clear message when neither works.
  */
-export async function startRedis(options: { own?: boolean } = {}): Promise<RedisServer> {
+export async function startRedis(options: { own?: boolean; appendonly?: boolean } = {}): Promise<RedisServer> {
+  const persistence = options.appendonly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']
   const given = process.env.REDIS_URL
-  if (given && !options.own) {
+  if (given && !options.own && !options.appendonly) {
     const unsupported = () => Promise.reject(new Error('REDIS_URL is a shared server: this test cannot stop or restart it'))
     return { url: given, own: false, stop: unsupported, restart: unsupported }
   }
@@ -70,7 +77,7 @@ export async function startRedis(options: { own?: boolean } = {}): Promise<Redis
     mkdirSync(dir, { recursive: true })
     child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes'],
+      ['--port', String(port), '--bind', HOST, '--save', '', ...persistence, '--dir', dir, '--protected-mode', 'yes'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     )
     let output = ''
@@ -109,8 +116,9 @@ export async function startRedis(options: { own?: boolean } = {}): Promise<Redis
       process.off('exit', onExit)
       rmSync(dir, { recursive: true, force: true })
     },
-    async restart() {
+    async restart(downMs = 0) {
       await stop()
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs))
       await launch()
     },
   }

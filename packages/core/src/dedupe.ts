@@ -100,14 +100,16 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
  * With a hand-off no handler runs in the receiver, so it only looks: a delivery already handled is
  * a duplicate, one being handled (by a worker) is answered 409, and otherwise the claim it took is
  * given back at once, for the worker to take when the job runs. A store that fails is 503, as with
- * `dedupe`.
+ * `dedupe`. The look's claim lives only as long as a look may take (`claimTimeout`), not
+ * `processingTtl`: one the store took but could not give back (Redis gone between the two) would
+ * otherwise turn the service's retries away with 409, and hold the worker's job, for minutes.
  */
 export function createLook(options: DedupeOptions, packageName: string): (key: string, fingerprint: string) => Promise<DedupeVerdict> {
   const claimer = createClaimer(options, packageName)
-  // Held for as long as taking and giving it back may take, not `processingTtl`: a worker that
-  // meets it is told to wait until it expires, and a receiver that dies holding it blocks the
-  // delivery's job that long.
-  const lookMs = Math.min(claimer.processingMs, 2 * claimer.claimTimeout)
+  // Held for `claimTimeout`, not `processingTtl`: it is given back at once, and one that cannot be
+  // (the store gone between the two) would turn a worker, and the service's retries, away until it
+  // expired. Expiring before it is given back costs nothing: giving back an expired claim is a no-op.
+  const lookMs = Math.min(claimer.claimTimeout, claimer.processingMs)
   return async (key, fingerprint) => {
     const found = await claimer.claim(key, fingerprint, lookMs)
     if (found.kind !== 'claimed') return found
@@ -156,6 +158,7 @@ function createClaimer(options: DedupeOptions, packageName: string) {
     processingMs,
     processingTtl,
     claimTimeout,
+    /** `ttlMs`: how long the claim is held, `processingTtl` unless told. */
     async claim(key: string, fingerprint: string, ttlMs = processingMs): Promise<ClaimVerdict> {
       let found: ClaimResult
       try {

@@ -81,6 +81,43 @@ describe('handoff: the job', () => {
   })
 })
 
+describe('handoff: the receiver’s look at the store', () => {
+  it('holds a claim it could not give back only for claimTimeout, so the service’s retry is queued, not told 409 for processingTtl', async () => {
+    const memory = memoryDedupeStore()
+    let connected = false
+    // Redis gone between the look's claim and its release: the claim stays in the store.
+    const store: DedupeStore = {
+      async claim(key, ttlMs) {
+        const found = await memory.claim(key, ttlMs)
+        if (found.state !== 'claimed') return found
+        const { claim } = found
+        return {
+          state: 'claimed',
+          claim: {
+            complete: (ms) => claim.complete(ms),
+            release: async () => {
+              if (!connected) throw new Error('connection lost')
+              await claim.release()
+            },
+          },
+        }
+      },
+    }
+    const queue = holdingQueue()
+    const receiver = createReceiver({ auth: { mode: 'secret', secret: SECRET }, handoff: { queue }, dedupe: { store, claimTimeout: 300 } })
+    const request = post(BODY, { 'x-service-hmac-signature': await sign(BODY, SECRET) })
+    const first = await receiver.verify(request)
+    expect(first.ok === false && [first.response.status, first.error?.code]).toEqual([503, 'store_unavailable'])
+    connected = true
+    const soon = await receiver.verify(request)
+    expect(soon.ok === false && soon.response.status).toBe(409)
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    const later = await receiver.verify(request)
+    expect(later.ok === false && later.response.status).toBe(202)
+    expect(queue.jobs).toHaveLength(1)
+  })
+})
+
 describe('handoff: runOnce, the worker side', () => {
   const jobFor = async (store?: DedupeStore): Promise<HandoffJob> => {
     const queue = holdingQueue()
@@ -164,9 +201,10 @@ describe('handoff: runOnce, the worker side', () => {
     const queue = holdingQueue()
     const receiver = createReceiver({ auth: { mode: 'secret', secret: SECRET }, handoff: { queue }, dedupe: { store: slowRelease } })
     await receiver.verify(post(BODY, { 'x-service-hmac-signature': await sign(BODY, SECRET) }))
-    expect(held).toEqual([10_000])
+    // claimTimeout, 5 s by default: giving back an expired look is a no-op, so it need hold no longer.
+    expect(held).toEqual([5_000])
     expect(met).toBeInstanceOf(DeliveryInProgressError)
-    expect((met as DeliveryInProgressError).retryAfterMs).toBeLessThanOrEqual(10_000)
+    expect((met as DeliveryInProgressError).retryAfterMs).toBeLessThanOrEqual(5_000)
   })
 
   it('refuses a job hookguard did not queue', () => {

@@ -1,0 +1,300 @@
+import { type HandoffJob, type QueuedDelivery, type StandardSchemaV1, WebhookError } from '@hookguard/core'
+import { redisDedupeStore } from '@hookguard/redis'
+import { type RedisServer, startRedis } from '@hookguard/testkit/redis-server'
+import type { Job, Queue, Worker } from 'bullmq'
+import type { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createWorker, DEFAULT_JOB_OPTIONS, type DeadLetter, handoff } from '../src/index.ts'
+import { closeQueue, receiverApp, SECRET, signed, uniqueQueue, until, workerConnection } from './support.ts'
+
+// The hand-off on a real BullMQ queue over a real redis-server, through a real Express app; the
+// worker in this process. The same under faults, with worker and receiver processes: faults.test.ts.
+
+const EVENT = '{"event":"order.paid","data":{"orderNo":"SO-7731","note":"two  spaces"}}'
+
+/** Accepts `{ data: { amount: number } }`, refuses the rest: a schema as any Standard Schema library makes it. */
+const amountSchema: StandardSchemaV1<unknown, { event: string; data: { amount: number } }> = {
+  '~standard': {
+    version: 1,
+    vendor: 'test',
+    validate: (value: unknown) =>
+      typeof (value as { data?: { amount?: unknown } }).data?.amount === 'number'
+        ? { value: value as { event: string; data: { amount: number } } }
+        : { issues: [{ message: 'amount is required', path: ['data', 'amount'] }] },
+  },
+}
+
+let server: RedisServer
+const queues: Queue[] = []
+const workers: Worker[] = []
+const connections: Redis[] = []
+beforeAll(async () => {
+  server = await startRedis()
+})
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((worker) => worker.close(true)))
+  await Promise.all(queues.splice(0).map(closeQueue))
+  for (const connection of connections.splice(0)) connection.disconnect()
+})
+afterAll(async () => {
+  await server?.stop().catch(() => {})
+})
+
+const queue = (name?: string) => {
+  const made = uniqueQueue(server.url, name)
+  queues.push(made)
+  return made
+}
+const connection = () => {
+  const made = workerConnection(server.url)
+  connections.push(made)
+  return made
+}
+const worker = (...args: Parameters<typeof createWorker>) => {
+  const made = createWorker(...args)
+  made.on('error', () => {})
+  workers.push(made)
+  return made
+}
+const started: { close(): Promise<void> }[] = []
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((app) => app.close()))
+})
+const app = async (options: Parameters<typeof receiverApp>[0]) => {
+  const made = await receiverApp(options)
+  started.push(made)
+  return made
+}
+
+describe('handoff() through an Express receiver', () => {
+  it('answers 202 once the job is in Redis, and a worker runs the handler once with the exact payload and bytes', async () => {
+    const jobs = queue()
+    const receiver = await app({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs) })
+    const reply = await receiver.send(await signed(EVENT, { 'x-request-id': 'req-9' }))
+    expect(reply.status).toBe(202)
+    const { jobId } = JSON.parse(reply.text) as { jobId: string }
+    expect(jobId).toMatch(/^hg-[0-9a-f]{64}$/)
+    const job = (await jobs.getJob(jobId)) as Job<HandoffJob>
+    // Named by its event, so a dashboard lists deliveries by what they are.
+    expect(job.name).toBe('order.paid')
+    expect(job.opts).toMatchObject({ attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: { age: 86_400 } })
+    expect(await job.getState()).toBe('waiting')
+
+    const seen: QueuedDelivery[] = []
+    const done = new Promise<void>((resolve) => {
+      worker(
+        jobs,
+        (delivery) => {
+          seen.push(delivery)
+          return 'handled'
+        },
+        { connection: connection() },
+      ).on('completed', () => resolve())
+    })
+    await done
+    expect(seen).toHaveLength(1)
+    const [delivery] = seen as [QueuedDelivery]
+    expect(delivery.payload).toEqual(JSON.parse(EVENT))
+    expect(Buffer.from(delivery.rawBody).toString()).toBe(EVENT)
+    expect(delivery.jobId).toBe(jobId)
+    expect(delivery.headers).toEqual({ 'content-type': 'application/json', 'x-request-id': 'req-9' })
+    expect((await jobs.getJob(jobId))?.returnvalue).toEqual({ ran: true, result: 'handled' })
+    expect(receiver.routeRuns()).toBe(0)
+  })
+
+  it('answers a copy that arrives while the job waits as a duplicate, with one job in the queue', async () => {
+    const jobs = queue()
+    const receiver = await app({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs) })
+    const first = await receiver.send(await signed(EVENT))
+    const copies = await Promise.all([1, 2, 3].map(async () => receiver.send(await signed(EVENT))))
+    expect(first.status).toBe(202)
+    for (const copy of copies) {
+      expect(copy.status).toBe(200)
+      expect(JSON.parse(copy.text)).toMatchObject({ duplicate: true })
+    }
+    expect(await jobs.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed')).toMatchObject({ waiting: 1 })
+  })
+
+  it('tells truthfully which of many simultaneous enqueues of one delivery added its job, over separate connections', async () => {
+    const name = `hooks-race-${Date.now()}`
+    const job = {
+      id: `hg-${'ab'.repeat(32)}`,
+      key: 'k',
+      name: 'order.paid',
+      mode: 'secret',
+      payload: {},
+      rawBody: 'e30=',
+      fingerprint: 'f',
+      receivedAt: new Date().toISOString(),
+      headers: {},
+    } satisfies HandoffJob
+    // Twelve receivers at once, each over its own connection, as twelve processes would.
+    const answers = await Promise.all(Array.from({ length: 12 }, () => handoff(queue(name)).queue.enqueue(job)))
+    expect(answers.filter((answer) => !answer.duplicate)).toHaveLength(1)
+    expect(new Set(answers.map((answer) => answer.jobId))).toEqual(new Set([job.id]))
+    expect(await queues[0]?.getJobCounts('waiting')).toEqual({ waiting: 1 })
+  })
+
+  it('lets the queue’s defaultJobOptions and jobOptions win over the defaults, but never the job id', async () => {
+    const jobs = queue()
+    const receiver = await app({
+      auth: { mode: 'secret', secret: SECRET },
+      handoff: handoff(jobs, { status: 200, jobOptions: { attempts: 2, jobId: 'mine' } as never }),
+    })
+    const reply = await receiver.send(await signed(EVENT))
+    expect(reply.status).toBe(200)
+    const job = await jobs.getJob((JSON.parse(reply.text) as { jobId: string }).jobId)
+    expect(job?.id).toMatch(/^hg-/)
+    expect(job?.opts.attempts).toBe(2)
+    expect(job?.opts.backoff).toEqual(DEFAULT_JOB_OPTIONS.backoff)
+  })
+
+  it('queues nothing that fails authentication, the size limit or the schema: 401, 413, 422', async () => {
+    const jobs = queue()
+    const receiver = await app({
+      auth: { mode: 'secret', secret: SECRET },
+      handoff: handoff(jobs),
+      schema: amountSchema,
+      maxBodySize: 1024,
+    })
+    const good = '{"event":"order.paid","data":{"amount":5}}'
+    expect((await receiver.send({ ...(await signed(good)), headers: { 'content-type': 'application/json' } })).status).toBe(401)
+    expect((await receiver.send({ ...(await signed(good)), body: good.replace('5', '6') })).status).toBe(401)
+    expect((await receiver.send(await signed(JSON.stringify({ event: 'x', pad: 'a'.repeat(2000), data: { amount: 1 } })))).status).toBe(413)
+    const refused = await receiver.send(await signed('{"event":"order.paid","data":{}}'))
+    expect(refused.status).toBe(422)
+    expect(JSON.parse(refused.text)).toMatchObject({ error: 'invalid_payload' })
+    const counts = await jobs.getJobCounts()
+    expect(Object.values(counts).reduce((sum, count) => sum + count, 0)).toBe(0)
+    // And the route works: a good one is queued.
+    expect((await receiver.send(await signed(good))).status).toBe(202)
+    expect(await jobs.getJobCounts('waiting')).toEqual({ waiting: 1 })
+  })
+
+  it('refuses a setup that is no BullMQ queue', () => {
+    expect(() => handoff({} as Queue)).toThrow(/^@hookguard\/bullmq: handoff\(queue\) needs a BullMQ Queue/)
+  })
+})
+
+describe('createWorker', () => {
+  const deadLetters = async (dead: Queue) => (await dead.getJobs(['waiting'])).map((job) => job.data as DeadLetter)
+
+  it('dead-letters at once, without retrying, a job whose payload the schema refuses and a job that is no delivery', async () => {
+    const jobs = queue()
+    const dead = queue()
+    const receiver = await app({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs) })
+    // Queued by a receiver without the schema (an older release): the worker's schema refuses it.
+    expect((await receiver.send(await signed(EVENT))).status).toBe(202)
+    await jobs.add('by-hand', { not: 'a delivery' }, { attempts: 5, jobId: 'by-hand-1' })
+    let runs = 0
+    const failed: string[] = []
+    const typed = createWorker(
+      jobs,
+      (delivery) => {
+        runs += 1
+        return delivery.payload.data.amount
+      },
+      { connection: connection(), schema: amountSchema, deadLetter: dead },
+    )
+    workers.push(typed)
+    typed.on('failed', (job) => failed.push(job?.id ?? ''))
+    const letters = await until(async () => {
+      const found = await deadLetters(dead)
+      return found.length === 2 ? found : undefined
+    }, 'two dead letters')
+    expect(runs).toBe(0)
+    expect(failed).toHaveLength(2)
+    const byQueue = Object.fromEntries(letters.map((letter) => [letter.jobId, letter]))
+    expect(byQueue['by-hand-1']).toMatchObject({ job: { not: 'a delivery' }, attempts: 1, queue: jobs.name })
+    const refused = letters.find((letter) => letter.jobId !== 'by-hand-1') as DeadLetter
+    expect(refused).toMatchObject({ attempts: 1, error: expect.stringContaining('data.amount') })
+    expect((refused.job as HandoffJob).payload).toEqual(JSON.parse(EVENT))
+    for (const id of ['by-hand-1', refused.jobId ?? '']) {
+      const job = await jobs.getJob(id)
+      expect(await job?.getState()).toBe('failed')
+      expect(job?.attemptsMade).toBe(1)
+    }
+  })
+
+  it('runs a delivery once across two jobs of it, through the dedupe store', async () => {
+    const jobs = queue()
+    const store = redisDedupeStore(connection(), { prefix: `hg-test-${jobs.name}:` })
+    const receiver = await app({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs), dedupe: { store } })
+    const { jobId } = JSON.parse((await receiver.send(await signed(EVENT))).text) as { jobId: string }
+    let runs = 0
+    const outcomes: unknown[] = []
+    const completed = (count: number) => until(async () => (outcomes.length >= count ? true : undefined), `${count} completed jobs`, 10_000)
+    worker(
+      jobs,
+      () => {
+        runs += 1
+      },
+      { connection: connection(), store },
+    ).on('completed', (_job, outcome) => outcomes.push(outcome))
+    await completed(1)
+    // The job gone (removed by hand, as an age limit would), the same delivery queued again by hand.
+    const job = (await jobs.getJob(jobId)) as Job<HandoffJob>
+    await job.remove()
+    await jobs.add(job.name, job.data, { jobId })
+    await completed(2)
+    expect(runs).toBe(1)
+    expect(outcomes).toEqual([{ ran: true }, { ran: false, reason: 'done' }])
+    // A copy that arrives after the job is gone is answered from the store, not queued again.
+    const copy = await receiver.send(await signed(EVENT))
+    expect(copy.status).toBe(200)
+    expect(JSON.parse(copy.text)).toMatchObject({ duplicate: true })
+  })
+
+  it('delays a job while another worker holds its delivery, without using an attempt', async () => {
+    const jobs = queue()
+    const store = redisDedupeStore(connection(), { prefix: `hg-test-${jobs.name}:` })
+    const receiver = await app({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs, { jobOptions: { attempts: 1 } }) })
+    const { jobId } = JSON.parse((await receiver.send(await signed(EVENT))).text) as { jobId: string }
+    const job = (await jobs.getJob(jobId)) as Job<HandoffJob>
+    // Another worker's claim, as one that died mid-job leaves it: held for 1.5 s.
+    const held = await store.claim(job.data.key, 1_500)
+    expect(held.state).toBe('claimed')
+    let ranAt = 0
+    const began = Date.now()
+    worker(
+      jobs,
+      () => {
+        ranAt = Date.now()
+      },
+      { connection: connection(), store },
+    )
+    await until(async () => ((await jobs.getJob(jobId))?.finishedOn ? true : undefined), 'the job to finish')
+    const finished = (await jobs.getJob(jobId)) as Job
+    expect(await finished.getState()).toBe('completed')
+    // One attempt allowed, and not used by the wait.
+    expect(finished.attemptsMade).toBe(1)
+    expect(ranAt - began).toBeGreaterThanOrEqual(1_000)
+  })
+
+  it('refuses bad options at setup', () => {
+    expect(() => createWorker('q', (() => {}) as never, { connection: connection(), ttl: 0 })).toThrow(
+      /^@hookguard\/bullmq: createWorker ttl/,
+    )
+    expect(() => createWorker('q', 'handler' as never, { connection: connection() })).toThrow(/needs a handler function/)
+  })
+
+  it('keeps an invalid_payload thrown by the handler itself retryable', async () => {
+    const jobs = queue()
+    const receiver = await app({
+      auth: { mode: 'secret', secret: SECRET },
+      handoff: handoff(jobs, { jobOptions: { attempts: 2, backoff: { type: 'fixed', delay: 10 } } }),
+    })
+    await receiver.send(await signed(EVENT))
+    let runs = 0
+    worker(
+      jobs,
+      () => {
+        runs += 1
+        if (runs === 1) throw new WebhookError('invalid_payload', 'the handler’s own check')
+      },
+      { connection: connection() },
+    )
+    await until(async () => ((await jobs.getJobCounts('completed')).completed === 1 ? true : undefined), 'the job to complete')
+    expect(runs).toBe(2)
+  })
+})

@@ -1,0 +1,3 @@
+import { buildPackage } from '../../tsup.shared.ts'
+
+export default buildPackage({ entry: ['src/index.ts'] })
