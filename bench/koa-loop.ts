@@ -23,13 +23,12 @@
  *   or `--trace-gc-nvp` print inside it.
  */
 import { execFileSync } from 'node:child_process'
-import { createHmac, timingSafeEqual } from 'node:crypto'
 import { IncomingMessage, ServerResponse } from 'node:http'
 import { Session } from 'node:inspector/promises'
 import type { Socket } from 'node:net'
 import { getHeapSpaceStatistics } from 'node:v8'
 import { webhook } from '@hookguard/koa'
-import { benchDelivery, PATH, SECRET } from './http-server.ts'
+import { benchDelivery, headerOf, PATH, referenceBody, referenceVerify, SECRET } from './http-server.ts'
 
 // The bench package has no @types for Koa (the adapter's package does): the little used here.
 interface KoaContext {
@@ -52,18 +51,10 @@ const delivery = await benchDelivery()
 const body = Buffer.from(delivery.body)
 const rawHeaders = Object.entries({ ...delivery.headers, 'content-length': String(body.length), host: '127.0.0.1' }).flat()
 
-const HMAC_KEY = Buffer.from(SECRET)
-/** The reference as bench/http-server.ts writes it for Koa. */
+/** The reference as bench/http-server.ts serves it on Koa. */
 const reference: KoaMiddleware = async (ctx, next) => {
-  const raw = await new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = []
-    ctx.req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    ctx.req.on('end', () => resolve(Buffer.concat(chunks)))
-    ctx.req.on('error', reject)
-  })
-  const expected = Buffer.from(createHmac('sha256', HMAC_KEY).update(raw).digest('hex'))
-  const given = Buffer.from((ctx.req.headers['x-reference-signature'] as string | undefined) ?? '')
-  if (!(expected.length === given.length && timingSafeEqual(expected, given))) {
+  const raw = await referenceBody(ctx.req)
+  if (!referenceVerify(raw, headerOf(ctx.req))) {
     ctx.status = 401
     return
   }
