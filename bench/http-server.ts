@@ -95,7 +95,7 @@ export async function benchDelivery(): Promise<{ body: string; headers: Record<s
 }
 
 /** The `reference` variant's check: one HMAC of the raw bytes, its hex against the header's, in constant time. */
-function referenceVerify(raw: Buffer, header: string | undefined): boolean {
+export function referenceVerify(raw: Buffer, header: string | undefined): boolean {
   if (header === undefined) return false
   const expected = Buffer.from(createHmac('sha256', HMAC_KEY).update(raw).digest('hex'))
   const given = Buffer.from(header)
@@ -103,7 +103,7 @@ function referenceVerify(raw: Buffer, header: string | undefined): boolean {
 }
 
 /** The `reference` variant's body: the request stream's chunks, joined. */
-function referenceBody(req: IncomingMessage): Promise<Buffer> {
+export function referenceBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -112,7 +112,7 @@ function referenceBody(req: IncomingMessage): Promise<Buffer> {
   })
 }
 
-const headerOf = (req: IncomingMessage) => req.headers[REFERENCE_HEADER] as string | undefined
+export const headerOf = (req: IncomingMessage) => req.headers[REFERENCE_HEADER] as string | undefined
 
 async function start(framework: Framework, variant: Variant): Promise<number> {
   const addressOf = (server: Server) => (server.address() as AddressInfo).port

@@ -1,5 +1,5 @@
 import type { WebhookMode } from './auth.ts'
-import { createAuthenticator } from './authenticate.ts'
+import { createAuthenticator, type ReadBody } from './authenticate.ts'
 import { declaredBodyLength, readLimited } from './body.ts'
 import { utf8 } from './bytes.ts'
 import { createDedupe, createLook, type DedupeVerdict, noDedupe, storedKey } from './dedupe.ts'
@@ -89,7 +89,8 @@ export function createReceiver<Payload = unknown>(
     async verify(incoming) {
       const started = performance.now()
       const req = toWebhookRequest(incoming)
-      const readBody = bodyReader(incoming, req, settings.maxBodySize)
+      const reader = new BodyReader(incoming, req, settings.maxBodySize)
+      const readBody = reader.read
       try {
         // Authentication always comes first: a body that fails it is never parsed or handed on.
         const authenticated = await authenticate(req, readBody)
@@ -165,7 +166,7 @@ export function createReceiver<Payload = unknown>(
         return { ok: false, response: handed.response }
       } catch (error) {
         if (!(error instanceof WebhookError)) throw error
-        const { refusal, bodyBytes } = await afterRefusal(error, readBody)
+        const { refusal, bodyBytes } = await afterRefusal(error, reader)
         if (refusal.code === 'raw_body_unavailable') tellOwner(refusal)
         if (events.wanted('rejected')) {
           const { code, status, hint } = refusal
@@ -193,10 +194,10 @@ export function createReceiver<Payload = unknown>(
       const req = toWebhookRequest(incoming)
       // Its own small limit, whatever maxBodySize is: the token address reads a body before any
       // credential is checked, and a token request is a few hundred bytes.
-      const readBody = bodyReader(incoming, req, TOKEN_MAX_BODY_SIZE)
+      const reader = new BodyReader(incoming, req, TOKEN_MAX_BODY_SIZE)
       try {
         checkTokenRequestUrl(incoming.url)
-        const answer = await issue(req, readBody)
+        const answer = await issue(req, reader.read)
         if (events.wanted('token_issued')) {
           events.emit({
             type: 'token_issued',
@@ -208,7 +209,7 @@ export function createReceiver<Payload = unknown>(
         return answer
       } catch (error) {
         if (!(error instanceof WebhookError)) throw error
-        const { refusal } = await afterRefusal(error, readBody)
+        const { refusal } = await afterRefusal(error, reader)
         if (events.wanted('token_refused')) {
           const { code, status } = refusal
           events.emit({ type: 'token_refused', mode: auth.mode, code, status, durationMs: performance.now() - started })
@@ -266,33 +267,45 @@ class Delivery<Payload> implements WebhookDelivery<Payload> {
 
 /**
  * Reads the body at most once, within `maxBodySize` (the token address passes its own limit),
- * refusing before any byte is read when the headers already say it is too large or compressed. Written without `async`: a delivery already awaits its body in
- * the authenticator, and each async call more costs it an allocation (see docs/benchmarks.md,
+ * refusing before any byte is read when the headers already say it is too large or compressed; or,
+ * once a request is refused before its body was read, `discard()` reads it only to throw it away (a
+ * limit of nothing, so within the drain's bounds in bytes, time and idleness from the first byte,
+ * and nothing kept): an unauthenticated sender that trickles its body, or stops, holds neither
+ * memory nor the connection past them. Written without `async`: a delivery already awaits its body
+ * in the authenticator, and each async call more costs it an allocation (see docs/benchmarks.md,
  * notes); every refusal, thrown here or by the adapter's reader, still arrives as a rejection.
+ *
+ * A class, not a function given a `discard` property: a property added to a function made per
+ * request kept every request's objects alive through V8's young-generation collections, which then
+ * copied and promoted them (bench/notes.md, 2026-11-28, in process).
  */
-/**
- * Reads the body at most once, within `maxBodySize`; or, once a request is refused before its body
- * was read, `discard()` reads it only to throw it away (a limit of nothing, so within the drain's
- * bounds in bytes, time and idleness from the first byte, and nothing kept): an unauthenticated
- * sender that trickles its body, or stops, holds neither memory nor the connection past them.
- */
-type BodyReader = (() => Promise<Uint8Array>) & { discard(): Promise<Uint8Array> }
+class BodyReader {
+  readonly #incoming: IncomingRequest
+  readonly #req: WebhookRequest
+  readonly #maxBodySize: number
+  #body: Promise<Uint8Array> | undefined
 
-function bodyReader(incoming: IncomingRequest, req: WebhookRequest, maxBodySize: number): BodyReader {
-  let body: Promise<Uint8Array> | undefined
-  const readBody = () => {
-    body ??= read(maxBodySize)
-    return body
+  constructor(incoming: IncomingRequest, req: WebhookRequest, maxBodySize: number) {
+    this.#incoming = incoming
+    this.#req = req
+    this.#maxBodySize = maxBodySize
   }
-  readBody.discard = () => {
-    body ??= read(0)
-    return body
-  }
-  return readBody
 
-  function read(limit: number): Promise<Uint8Array> {
+  /** The body within the limit, for the authenticator, which calls it on its own. */
+  readonly read: ReadBody = () => {
+    this.#body ??= this.#readWithin(this.#maxBodySize)
+    return this.#body
+  }
+
+  discard(): Promise<Uint8Array> {
+    this.#body ??= this.#readWithin(0)
+    return this.#body
+  }
+
+  #readWithin(limit: number): Promise<Uint8Array> {
     try {
-      const source = readSource(incoming.body, limit, checkedLength(incoming, req, limit))
+      const incoming = this.#incoming
+      const source = readSource(incoming.body, limit, checkedLength(incoming, this.#req, limit))
       if (source instanceof Uint8Array) return Promise.resolve(withinLimit(source, limit))
       return source.then(
         (bytes) => withinLimit(bytes, limit),
@@ -345,9 +358,9 @@ function withinLimit(bytes: Uint8Array, maxBodySize: number): Uint8Array {
  * that cannot be trusted) the answer says `Connection: close`, which Node and the adapters'
  * servers honour by closing once it is sent.
  */
-async function afterRefusal(error: WebhookError, readBody: BodyReader): Promise<{ refusal: WebhookError; bodyBytes: number | undefined }> {
+async function afterRefusal(error: WebhookError, reader: BodyReader): Promise<{ refusal: WebhookError; bodyBytes: number | undefined }> {
   let drained = false
-  const bodyBytes = await readBody.discard().then(
+  const bodyBytes = await reader.discard().then(
     (body) => body.byteLength,
     (failure: unknown) => {
       drained = wasDrained(failure)
