@@ -6,7 +6,8 @@
  * `pnpm docs:test` asks the built site such questions in Chromium (scripts/docs-browser-test.ts).
  */
 import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { DefaultTheme } from 'vitepress'
 
 type Markdown = Parameters<NonNullable<DefaultTheme.LocalSearchOptions['_render']>>[2]
@@ -17,6 +18,7 @@ const MEASUREMENT_LOGS = new Set(['benchmarks.md'])
 /** Where TypeDoc writes each package's reference: `api/@hookguard/<package>/…` (a relative or an absolute path). */
 const API_PAGE = /(?:^|\/)api\/(@hookguard\/[^/]+)\/(.+)$/
 const CORE = '@hookguard/core'
+const SRC_DIR = fileURLToPath(new URL('..', import.meta.url))
 
 /**
  * Whether an API reference page is left out of the index: an adapter re-exports the core's types,
@@ -56,10 +58,13 @@ function headingsAndLeads(tokens: Token[]): Token[] {
  * The page's sections as VitePress splits them (one per heading, titled by the headings above it;
  * an API reference page's title names its package), each with the terms it defines ahead of its
  * text. They are indexed as a field of their own, `terms`, so that "413" or "maxBodySize" finds
- * the table that explains it rather than every page that mentions it.
+ * the table that explains it rather than every page that mentions it. A page's first section also
+ * defines the name the sidebar gives the page: "The inspector" is inspect.md, whose own heading
+ * says "Inspecting deliveries".
  */
-function* sections(file: string, html: string): Generator<{ anchor: string; titles: string[]; text: string }> {
+function* sections(file: string, html: string, names: Map<string, string>): Generator<{ anchor: string; titles: string[]; text: string }> {
   const api = API_PAGE.exec(file)
+  const name = names.get(relative(SRC_DIR, file).split('\\').join('/'))
   const parts = html.split(HEADING)
   parts.shift()
   let parents: string[] = []
@@ -74,7 +79,8 @@ function* sections(file: string, html: string): Generator<{ anchor: string; titl
     else parents[level] = title
     if (title === '' || content === '') continue
     // Each word once: a section that defines eight `invalid_…` codes is not eight times about "invalid".
-    const terms = new Set(definedTerms(content).flatMap((term) => term.toLowerCase().split(/[\n\r\p{Z}\p{P}]+/u)))
+    const defined = level === 0 && name !== undefined ? [name, ...definedTerms(content)] : definedTerms(content)
+    const terms = new Set(defined.flatMap((term) => term.toLowerCase().split(/[\n\r\p{Z}\p{P}]+/u)))
     yield { anchor: heading?.[2] ?? '', titles, text: `${[...terms].join(' ')}${TERMS_END}${text(content)}` }
   }
 }
@@ -109,50 +115,64 @@ function text(html: string): string {
   return html.replace(/<[^>]*>/g, '')
 }
 
-export const search: DefaultTheme.Config['search'] = {
-  provider: 'local',
-  options: {
-    _render(src, env, md) {
-      const api = API_PAGE.exec(env.relativePath)
-      if (api !== null && reExported(src, api[1] as string, api[2] as string, env.path.slice(0, -env.relativePath.length))) return ''
-      const html = MEASUREMENT_LOGS.has(env.relativePath)
-        ? md.renderer.render(headingsAndLeads(md.parse(src, env)), md.options, env)
-        : md.render(src, env)
-      return env.frontmatter?.search === false ? '' : html
-    },
-    miniSearch: {
-      _splitIntoSections: sections,
-      options: {
-        // VitePress's three fields, and the terms a section defines (see `sections`). The functions
-        // below are sent to the browser as their source text, so they name nothing outside themselves.
-        ...({ fields: ['title', 'titles', 'text', 'terms'] } as object),
-        extractField: (document, field) => {
-          const record = document as Record<string, string | string[]>
-          if (field !== 'text' && field !== 'terms') return record[field]
-          const text = String(record.text ?? '')
-          const end = text.indexOf('\u001f')
-          if (field === 'terms') return end === -1 ? '' : text.slice(0, end)
-          return text.slice(end + 1)
+/** The name each page of the sidebar has there, by its file: `/inspect` → `inspect.md`, `/frameworks/` → `frameworks/index.md`. */
+function sidebarNames(items: DefaultTheme.SidebarItem[], names = new Map<string, string>()): Map<string, string> {
+  for (const item of items) {
+    if (item.link !== undefined && item.text !== undefined)
+      names.set(`${item.link.replace(/^\//, '').replace(/\/$/, '/index')}.md`, item.text)
+    sidebarNames(item.items ?? [], names)
+  }
+  return names
+}
+
+/** The local search of a site whose guide has this sidebar. */
+export function localSearch(sidebar: DefaultTheme.SidebarItem[]): DefaultTheme.Config['search'] {
+  const names = sidebarNames(sidebar)
+  return {
+    provider: 'local',
+    options: {
+      _render(src, env, md) {
+        const api = API_PAGE.exec(env.relativePath)
+        if (api !== null && reExported(src, api[1] as string, api[2] as string, env.path.slice(0, -env.relativePath.length))) return ''
+        const html = MEASUREMENT_LOGS.has(env.relativePath)
+          ? md.renderer.render(headingsAndLeads(md.parse(src, env)), md.options, env)
+          : md.render(src, env)
+        return env.frontmatter?.search === false ? '' : html
+      },
+      miniSearch: {
+        _splitIntoSections: (file, html) => sections(file, html, names),
+        options: {
+          // VitePress's three fields, and the terms a section defines (see `sections`). The functions
+          // below are sent to the browser as their source text, so they name nothing outside themselves.
+          ...({ fields: ['title', 'titles', 'text', 'terms'] } as object),
+          extractField: (document, field) => {
+            const record = document as Record<string, string | string[]>
+            if (field !== 'text' && field !== 'terms') return record[field]
+            const text = String(record.text ?? '')
+            const end = text.indexOf('\u001f')
+            if (field === 'terms') return end === -1 ? '' : text.slice(0, end)
+            return text.slice(end + 1)
+          },
+          // The words of a question, not of its subject: "what does 413 mean" is a search for 413.
+          processTerm: (term) => {
+            const word = term.toLowerCase()
+            return /^(a|an|and|are|as|at|be|by|can|do|does|for|from|how|i|if|in|is|it|me|mean|means|my|of|on|or|the|to|what|when|where|which|why|with)$/.test(
+              word,
+            )
+              ? null
+              : word
+          },
         },
-        // The words of a question, not of its subject: "what does 413 mean" is a search for 413.
-        processTerm: (term) => {
-          const word = term.toLowerCase()
-          return /^(a|an|and|are|as|at|be|by|can|do|does|for|from|how|i|if|in|is|it|me|mean|means|my|of|on|or|the|to|what|when|where|which|why|with)$/.test(
-            word,
-          )
-            ? null
-            : word
+        searchOptions: {
+          // A status or a number is meant exactly: fuzzy "413" also finds 403, 412, 415 and 4130.
+          fuzzy: (term) => (term.length > 4 && !/\d/.test(term) ? 0.2 : false),
+          prefix: (term) => term.length > 2 && !/\d/.test(term),
+          boost: { terms: 5, title: 4, text: 2, titles: 1 },
+          // The guide explains; the API reference lists, and the benchmark and reliability pages report
+          // how the project measures itself: a guide page first where both match.
+          boostDocument: (id) => (/^\/(api\/|benchmarks\.html|reliability\.html)/.test(String(id)) ? 0.5 : 1),
         },
       },
-      searchOptions: {
-        // A status or a number is meant exactly: fuzzy "413" also finds 403, 412, 415 and 4130.
-        fuzzy: (term) => (term.length > 4 && !/\d/.test(term) ? 0.2 : false),
-        prefix: (term) => term.length > 2 && !/\d/.test(term),
-        boost: { terms: 5, title: 4, text: 2, titles: 1 },
-        // The guide explains; the API reference lists, and the benchmark and reliability pages report
-        // how the project measures itself: a guide page first where both match.
-        boostDocument: (id) => (/^\/(api\/|benchmarks\.html|reliability\.html)/.test(String(id)) ? 0.5 : 1),
-      },
     },
-  },
+  }
 }
