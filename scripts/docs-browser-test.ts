@@ -4,7 +4,9 @@
  * docs/.vitepress/dist served on 127.0.0.1 on a free port:
  *
  * 1. every page of the build loads, and hydrates, without an error in the console or the page;
- * 2. the local search finds `invalid_signature` and `dedupe`;
+ * 2. the local search finds `invalid_signature` and `dedupe`, and answers the questions a user asks:
+ *    typed into the search box, each question has the page that answers it among its first three
+ *    results, and no two pages' rows read the same (an API reference row names its package);
  * 3. every code block of the Quick start page has a copy button, and clicking it copies exactly
  *    the block of README.md's quick-start region (the TypeScript ones as the snippet test reads them).
  *
@@ -23,6 +25,28 @@ const DIST = join(ROOT, 'docs/.vitepress/dist')
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const TIMEOUT_S = Number(process.env.HOOKGUARD_DOCS_TEST_TIMEOUT ?? 600)
 const SEARCHES = ['invalid_signature', 'dedupe']
+/** What a user types into the search box, and the page that answers it. */
+const QUESTIONS: { question: string; page: string }[] = [
+  { question: 'rotate a secret', page: '/modes.html' },
+  { question: 'what does 413 mean', page: '/errors.html' },
+  { question: 'payload too large', page: '/errors.html' },
+  { question: 'payload_too_large', page: '/errors.html' },
+  { question: 'maxBodySize', page: '/configuration.html' },
+  { question: 'raw body unavailable', page: '/troubleshooting.html' },
+  { question: 'invalid signature whitespace', page: '/inspect.html' },
+  { question: 'Redis Cluster', page: '/scaling.html' },
+  { question: 'Workers dedupe', page: '/cloudflare.html' },
+  { question: 'Durable Object', page: '/cloudflare.html' },
+  { question: 'oauth2 token address', page: '/modes.html' },
+  { question: 'basic auth password', page: '/modes.html' },
+  { question: 'Koa setup', page: '/frameworks/koa.html' },
+  { question: 'next.js route handler', page: '/frameworks/fetch.html' },
+  { question: 'test my receiver locally', page: '/testing.html' },
+  { question: 'emulator', page: '/testing.html' },
+  { question: 'inspector', page: '/inspect.html' },
+]
+/** How many of the first results a question's page must be among. */
+const TOP = 3
 /** Pages loaded at once. */
 const TABS = 2
 const TYPES: Record<string, string> = {
@@ -201,6 +225,51 @@ try {
       return `${titles.length} results, ${found.length} naming it (first: ${titles[0]?.slice(0, 60)})`
     })
   }
+
+  await check(`the local search answers ${QUESTIONS.length} questions with their page in the first ${TOP} results`, async () => {
+    await visit(page, `${site.origin}/`)
+    await page.locator('.VPNavBarSearch button').first().click()
+    const input = page.locator('#localsearch-input')
+    const results = page.locator('.VPLocalSearchBox .results a.result')
+    const answered = page.locator('.VPLocalSearchBox .results a.result, .VPLocalSearchBox .results .no-results')
+    const misses: string[] = []
+    const ranks: number[] = []
+    for (const { question, page: expected } of QUESTIONS) {
+      // Emptied first, so that the results read next are the question's, not the previous one's;
+      // then the whole question at once, as the box searches it once typing pauses.
+      await input.fill('')
+      await answered.first().waitFor({ state: 'detached' })
+      await input.fill(question)
+      await answered.first().waitFor()
+      const shown = await results.evaluateAll((links) =>
+        links.map((link) => ({
+          page: (link.getAttribute('href') ?? '').split('#')[0] as string,
+          label: link.getAttribute('aria-label') ?? '',
+        })),
+      )
+      // An API reference row names its package, and a type the adapters re-export is listed once:
+      // rows of two pages never read the same.
+      const unnamed = shown.filter((result) => result.page.startsWith('/api/@hookguard/') && !result.label.startsWith('@hookguard/'))
+      if (unnamed.length > 0)
+        misses.push(`"${question}": API reference rows without their package: ${unnamed.map((result) => result.label).join(', ')}`)
+      const alike = shown.filter((result, i) =>
+        shown.some((other, j) => j < i && other.label === result.label && other.page !== result.page),
+      )
+      if (alike.length > 0)
+        misses.push(`"${question}": rows of two pages that read the same: ${[...new Set(alike.map((result) => result.label))].join(', ')}`)
+      const rank = shown.findIndex((result) => result.page === expected) + 1
+      ranks.push(rank)
+      if (rank === 0 || rank > TOP) {
+        const first = shown.slice(0, TOP).map((result) => `${result.page} (${result.label})`)
+        misses.push(
+          `"${question}": ${expected} ${rank === 0 ? `not among the ${shown.length} results` : `is result ${rank}`}; first: ${first.join(', ') || 'none'}`,
+        )
+      }
+    }
+    await page.keyboard.press('Escape')
+    if (misses.length > 0) throw new Error(`${misses.length} problems in ${QUESTIONS.length} questions:\n${misses.join('\n')}`)
+    return `the expected page was result ${ranks.join(', ')}`
+  })
 
   await check('the Quick start page: every code block has a copy button that copies the block as written', async () => {
     const blocks = quickStartBlocks()

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { type DefaultTheme, defineConfig } from 'vitepress'
 import { REPOSITORY, siteLink, slugify } from './links.ts'
+import { localSearch } from './search.ts'
 
 const apiSidebarFile = fileURLToPath(new URL('../api/typedoc-sidebar.json', import.meta.url))
 /** The API reference's sidebar, as TypeDoc wrote it (none before `pnpm run docs`). */
@@ -92,7 +93,7 @@ export default defineConfig({
       '/api/': [{ text: 'API reference', link: '/api/', items: apiSidebar }],
       '/': guide,
     },
-    search: { provider: 'local' },
+    search: localSearch(guide),
     outline: { level: [2, 3] },
     socialLinks: [{ icon: 'github', link: REPOSITORY }],
     editLink: { pattern: `${REPOSITORY}/edit/main/docs/:path`, text: 'Edit this page on GitHub' },
