@@ -36,6 +36,8 @@ export interface HandoffFigures {
   workMs: number
   bodyBytes: number
   answers: Record<Variant, OpenLoopResult>
+  /** The server process's CPU time (user + system) per delivery over the measured window, in microseconds. */
+  cpuPerDeliveryUs: Record<Variant, number>
   /** With the handler of `workMs`: milliseconds from the receiver's verdict to the handler's start. */
   endToEnd: { deliveries: number; p50: number; p99: number }
   /** Deliveries a second one worker process runs with a handler that does nothing, from a backlog. */
@@ -94,6 +96,7 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
 const redis = await startRedis({ own: true })
 try {
   const answers = {} as Record<Variant, OpenLoopResult>
+  const cpuPerDeliveryUs = {} as Record<Variant, number>
   let endToEnd: HandoffFigures['endToEnd'] = { deliveries: 0, p50: Number.NaN, p99: Number.NaN }
   for (const variant of VARIANTS) {
     const worker =
@@ -104,7 +107,10 @@ try {
     const { port } = server.first
     // Warm-up at the same rate: the JIT, the connection pool and the queue's scripts settle first.
     await openLoop({ port, path: '/hooks', rate: RATE, durationS: WARMUP_S, delivery: deliveries(`${variant}-warm`) })
+    const cpuBefore = (await ask<{ cpuUs: number }>(server.child, { cpu: true })).cpuUs
     answers[variant] = await openLoop({ port, path: '/hooks', rate: RATE, durationS: DURATION_S, delivery: deliveries(variant) })
+    const cpuAfter = (await ask<{ cpuUs: number }>(server.child, { cpu: true })).cpuUs
+    cpuPerDeliveryUs[variant] = (cpuAfter - cpuBefore) / answers[variant].answered
     console.error(
       `bench handoff: ${variant} p50 ${answers[variant].p50.toFixed(2)} ms, p99 ${answers[variant].p99.toFixed(2)} ms, ${JSON.stringify(answers[variant].statuses)}`,
     )
@@ -157,6 +163,7 @@ try {
     workMs: WORK_MS,
     bodyBytes: deliveries('size')(0).body.byteLength,
     answers,
+    cpuPerDeliveryUs,
     endToEnd,
     worker: { deliveries: THROUGHPUT_DELIVERIES, concurrency: THROUGHPUT_CONCURRENCY, perSecond: THROUGHPUT_DELIVERIES / seconds },
   }

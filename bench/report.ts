@@ -51,8 +51,12 @@ const STRIPPERS: Record<string, string> = {
   'wasm-bytes': 'kernel, from bytes',
   js: 'JavaScript',
 }
-/** Target 4: server CPU per request, `webhook()` over the usual JSON parser. */
-const HTTP_TARGETS: Record<string, number> = { express4: 1.05, express5: 1.05, koa3: 1.05, hono: 1.1 }
+/**
+ * `webhook()` over the usual JSON parser: reported, no longer judged. One bare HMAC alone costs
+ * 1.07–1.51× the parser's CPU per request on this machine (the floor server's column), so no server
+ * that verifies can meet the 1.05× this once asked for; the floor and the reference judge instead
+ * (bench/notes.md, 28 Nov, "Target 4 against the parser, retired").
+ */
 /**
  * Target 4, floor: `webhook()` over the least any verifying server costs, the framework's JSON
  * parser plus one bare HMAC of the raw bytes (the `hmac` server), at every load shape.
@@ -194,11 +198,7 @@ function webTable(runs: NonNullable<Figures['web']>, misses: Miss[]): string {
 
 function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
   const rows = http.results.map((r: HttpResult) => {
-    const target = HTTP_TARGETS[r.framework] as number
     const label = `${HTTP_LABELS[r.framework]}, ${r.connections} connections`
-    if (r.cpuRatio > target) {
-      misses.push({ target: '4', what: `${label}: ${x(r.cpuRatio)} the CPU per request of its JSON parser, target ≤ ${x(target)}` })
-    }
     if (r.floorRatio > HTTP_FLOOR_TARGET) {
       misses.push({
         target: '4, floor',
@@ -229,7 +229,6 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
       r.controlRatios === undefined ? '–' : `${r.controlRatio.toFixed(3)}× (${r.controlRatios.map((v) => v.toFixed(2)).join(', ')})`,
       `${r.baseline.reqPerSec.toFixed(0)} / ${r.webhook.reqPerSec.toFixed(0)}`,
       `${r.baseline.p99Ms} / ${r.webhook.p99Ms} ms`,
-      verdict(r.cpuRatio, target),
       verdict(r.floorRatio, HTTP_FLOOR_TARGET),
       referenceVerdict(r.framework, r.referenceRatio),
     ]
@@ -237,7 +236,7 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
   return [
     `### Target 4: HTTP, 1 KiB signed delivery over loopback (${http.runtime})`,
     '',
-    `Server CPU per request (user + system, from the server process), median over ${http.rounds} rounds of ${http.durationS} s of load per server at each load shape (concurrent connections). Every round starts its servers afresh (one process differs from another of the same code by up to a tenth) and warms them; at each load shape the servers then take turns in slices of ${http.sliceS ?? http.durationS} s, rotated every turn, so that each sees the same stretch of the host; ${pinnedText(http.results)} Each ratio is the median of the per-round ratios (each round's in brackets). Every server runs the same handler behind one middleware. Baseline: the framework's usual JSON parser, no verification. Parser + bare HMAC: that parser plus one \`createHmac\` over the raw bytes and nothing else, in the same middleware, the least any verifying server can cost (its ratio to the baseline shows how much of target 4 one HMAC uses up on this machine). Control: a second copy of that floor server, whose ratio to the first would be 1 on a quiet machine; how far it strays is how small a difference the run can tell. Reference: the verifier outside reviewers compare \`webhook()\` with, in one middleware and no parser before it: the raw body collected from the request stream, one \`createHmac\` over it, its hex compared with a header's by \`crypto.timingSafeEqual\`, \`JSON.parse\` (it checks no size, and its signature, over the bytes as sent, comes in a header of its own, since the service signs the body without the spaces in its values). Target 4 judges \`webhook()\` against the parser; target 4, floor, against the parser plus the bare HMAC; target 4, reference, against the reference, within ${x(HTTP_REFERENCE_TARGETS.koa3 as number)} for Koa (the other frameworks are reported against it).`,
+    `Server CPU per request (user + system, from the server process), median over ${http.rounds} rounds of ${http.durationS} s of load per server at each load shape (concurrent connections). Every round starts its servers afresh (one process differs from another of the same code by up to a tenth) and warms them; at each load shape the servers then take turns in slices of ${http.sliceS ?? http.durationS} s, rotated every turn, so that each sees the same stretch of the host; ${pinnedText(http.results)} Each ratio is the median of the per-round ratios (each round's in brackets). Every server runs the same handler behind one middleware. Baseline: the framework's usual JSON parser, no verification. Parser + bare HMAC: that parser plus one \`createHmac\` over the raw bytes and nothing else, in the same middleware, the least any verifying server can cost (its ratio to the baseline shows how much of target 4 one HMAC uses up on this machine). Control: a second copy of that floor server, whose ratio to the first would be 1 on a quiet machine; how far it strays is how small a difference the run can tell. Reference: the verifier outside reviewers compare \`webhook()\` with, in one middleware and no parser before it: the raw body collected from the request stream, one \`createHmac\` over it, its hex compared with a header's by \`crypto.timingSafeEqual\`, \`JSON.parse\` (it checks no size, and its signature, over the bytes as sent, comes in a header of its own, since the service signs the body without the spaces in its values). Target 4, floor, judges \`webhook()\` against the parser plus the bare HMAC; target 4, reference, against the reference, within ${x(HTTP_REFERENCE_TARGETS.koa3 as number)} for Koa (the other frameworks are reported against it). \`webhook()\` against the parser alone is reported, not judged: the bare HMAC alone costs more than its old 1.05× here.`,
     '',
     table(
       [
@@ -253,7 +252,6 @@ function httpTable(http: NonNullable<Figures['http']>, misses: Miss[]): string {
         'control ÷ parser + bare HMAC',
         'req/s parser / webhook()',
         'p99 parser / webhook()',
-        'target 4',
         'target 4, floor',
         'target 4, reference',
       ],
@@ -391,6 +389,11 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
   if (!p50Met) misses.push({ target: 'handoff', what: `the hand-off's p50 is ${p50Added.toFixed(2)} ms over the empty route's` })
   if (!p99Met) misses.push({ target: 'handoff', what: `the hand-off's p99 is ${p99Ratio.toFixed(2)}× the empty route's` })
   const ms = (value: number) => `${value.toFixed(2)} ms`
+  // Runs recorded before the figure existed have none.
+  const cpu = (variant: keyof typeof handoff.answers) => {
+    const us = handoff.cpuPerDeliveryUs?.[variant]
+    return us === undefined ? '–' : `${us.toFixed(0)} µs`
+  }
   const answered = (r: typeof empty) =>
     `${Object.entries(r.statuses)
       .map(([status, count]) => `${count} × ${status}`)
@@ -398,14 +401,14 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
   return [
     `### Answer fast, process later (${handoff.runtime})`,
     '',
-    `bench/handoff.ts: ${handoff.rate} signed ${handoff.bodyBytes}-byte deliveries a second for ${handoff.durationS} s to each of three Express 5 servers, one after the other, each in its own process on loopback, sent open-loop (on schedule, latency counted from when each was due, bench/open-loop.ts). \`inline\`: \`webhook()\` and a handler that works ${handoff.workMs} ms before it answers; \`handoff\`: \`webhook({ handoff })\` onto a BullMQ queue on a real redis-server, a worker process doing the ${handoff.workMs} ms; \`empty\`: a route that answers 202 and does nothing.`,
+    `bench/handoff.ts: ${handoff.rate} signed ${handoff.bodyBytes}-byte deliveries a second for ${handoff.durationS} s to each of three Express 5 servers, one after the other, each in its own process on loopback, sent open-loop (on schedule, latency counted from when each was due, bench/open-loop.ts). \`inline\`: \`webhook()\` and a handler that works ${handoff.workMs} ms before it answers; \`handoff\`: \`webhook({ handoff })\` onto a BullMQ queue on a real redis-server, a worker process doing the ${handoff.workMs} ms; \`empty\`: a route that answers 202 and does nothing. The worker runs at the lowest priority (\`nice\` 19) on the same two cores, as background work.`,
     '',
     table(
-      ['server', 'p50', 'p99', 'max', 'answered'],
+      ['server', 'p50', 'p99', 'max', 'answered', 'server CPU a delivery'],
       [
-        ['empty route', ms(empty.p50), ms(empty.p99), ms(empty.max), answered(empty)],
-        ['hand-off', `**${ms(queued.p50)}**`, `**${ms(queued.p99)}**`, ms(queued.max), answered(queued)],
-        ['inline', ms(inline.p50), ms(inline.p99), ms(inline.max), answered(inline)],
+        ['empty route', ms(empty.p50), ms(empty.p99), ms(empty.max), answered(empty), cpu('empty')],
+        ['hand-off', `**${ms(queued.p50)}**`, `**${ms(queued.p99)}**`, ms(queued.max), answered(queued), cpu('handoff')],
+        ['inline', ms(inline.p50), ms(inline.p99), ms(inline.max), answered(inline), cpu('inline')],
       ],
     ),
     '',
