@@ -13,7 +13,7 @@ export const DEFAULT_JOB_OPTIONS = {
   attempts: 5,
   backoff: { type: 'exponential', delay: 1_000 },
   removeOnComplete: { age: 86_400 },
-  removeOnFail: { age: 7 * 86_400 },
+  removeOnFail: { age: 7 * 86_400, count: 10_000 },
 } as const satisfies JobsOptions
 
 /**

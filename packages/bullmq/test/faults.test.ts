@@ -299,8 +299,11 @@ describe.concurrent('the hand-off on BullMQ under faults, with worker processes'
       error: 'poison poison refused on attempt 5',
     })
     expect(await scene.attempts('poison')).toBe(5)
-    const failed = await scene.jobs.getJob(poison?.jobId ?? '')
-    expect(await failed?.getState()).toBe('failed')
+    // The dead letter is written during the last attempt, before BullMQ moves the job to failed.
+    const failed = await until(async () => {
+      const job = await scene.jobs.getJob(poison?.jobId ?? '')
+      return (await job?.getState()) === 'failed' ? job : undefined
+    }, 'the poison job failed on its queue')
     expect(failed?.attemptsMade).toBe(5)
     expect(await scene.runs()).toEqual(once(others))
     expect(await scene.dead.count()).toBe(1)

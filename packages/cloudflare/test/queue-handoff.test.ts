@@ -39,6 +39,11 @@ describe('queueHandoff', () => {
     const over = JSON.stringify({ event: 'x', pad: 'a'.repeat(MAX_QUEUED_BODY) })
     expect(await receive(over)).toMatchObject({ status: 413, body: { error: 'payload_too_large' } })
     expect(queue.messages).toHaveLength(1)
+    // Within the body limit, but numbers that grow when parsed and written again: `1e20` is 21 digits.
+    const growing = `{"event":"x","n":[${Array.from({ length: 9000 }, () => '1e20').join(',')}]}`
+    expect(growing.length).toBeLessThan(MAX_QUEUED_BODY)
+    expect(await receive(growing)).toMatchObject({ status: 413, body: { error: 'payload_too_large' } })
+    expect(queue.messages).toHaveLength(1)
     expect(() => createReceiver({ auth: { mode: 'secret', secret: SECRET }, handoff, maxBodySize: MAX_QUEUED_BODY + 1 })).toThrow(
       /maxBodySize/,
     )

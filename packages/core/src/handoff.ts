@@ -26,7 +26,11 @@ export interface HandoffJob<Payload = unknown> {
   mode: WebhookMode
   /** The parsed payload (the schema's output with `schema`, as JSON carries it). */
   payload: Payload
-  /** The bytes received, in base64: a worker can verify them again or parse them its own way. */
+  /**
+   * The bytes received, in base64: a worker can verify them again or parse them its own way. A form
+   * body in mode `oauth2` is kept without its `access_token` field (what its fingerprint covers):
+   * a job never holds a credential.
+   */
   rawBody: string
   /** As `WebhookDelivery.fingerprint`. */
   fingerprint: string
@@ -75,6 +79,7 @@ export const DEFAULT_HANDOFF_TIMEOUT = 5_000
 /** Seconds a sender is told to wait after a queue could not take its delivery. */
 const QUEUE_RETRY_AFTER = 5
 const EVENT_NAME = /^[\w.:-]{1,100}$/
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 /** What a hand-off answered: queued as a new job, or the job was there already. */
 export type HandoffVerdict = { queued: true; jobId: string; response: WebhookResponse } | { queued: false; response: WebhookResponse }
@@ -87,13 +92,16 @@ export async function handOff(
   key: string,
   duplicateStatus: number,
   receivedAt: number,
+  bytes: Uint8Array,
 ): Promise<HandoffVerdict> {
   const { queue, status = DEFAULT_HANDOFF_STATUS, timeout = DEFAULT_HANDOFF_TIMEOUT } = options
-  const job = await jobOf(req, delivery, key, receivedAt)
+  const job = await jobOf(req, delivery, key, receivedAt, bytes)
   let answer: { jobId: string; duplicate: boolean }
   try {
     answer = checkedAnswer(await within(Promise.resolve(queue.enqueue(job)), timeout, 'the queue'))
   } catch (cause) {
+    // A queue that says what is wrong with the delivery itself (too large for a message) is heard.
+    if (cause instanceof WebhookError && cause.code === 'payload_too_large') throw cause
     // A job queued after the timeout is still the delivery's only job: the service's retry finds it.
     // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
     throw new WebhookError('queue_unavailable', 'The queue cannot be reached; the delivery was not accepted. Try again later.', {
@@ -106,7 +114,13 @@ export async function handOff(
   return { queued: true, jobId: answer.jobId, response: jsonResponse(status, { queued: true, jobId: answer.jobId }) }
 }
 
-async function jobOf(req: WebhookRequest, delivery: WebhookDelivery, key: string, receivedAt: number): Promise<HandoffJob> {
+async function jobOf(
+  req: WebhookRequest,
+  delivery: WebhookDelivery,
+  key: string,
+  receivedAt: number,
+  bytes: Uint8Array,
+): Promise<HandoffJob> {
   const { mode, payload, fingerprint } = delivery
   const headers: Record<string, string> = {}
   for (const name of HANDOFF_HEADERS) {
@@ -120,8 +134,7 @@ async function jobOf(req: WebhookRequest, delivery: WebhookDelivery, key: string
     name: typeof event === 'string' && EVENT_NAME.test(event) ? event : 'delivery',
     mode,
     payload,
-    // The bytes received, not `rawBody`, which the application may have replaced: none ran yet.
-    rawBody: toBase64(delivery.rawBody),
+    rawBody: toBase64(bytes),
     fingerprint,
     receivedAt: new Date(receivedAt).toISOString(),
     headers,
@@ -147,6 +160,8 @@ export function checkHandoff(handoff: unknown, fail: (message: string) => never)
   if (status !== undefined && !(Number.isInteger(status) && (status as number) >= 200 && (status as number) < 300)) {
     fail('handoff.status must be a 2xx status')
   }
-  if (timeout !== undefined && !(Number.isSafeInteger(timeout) && (timeout as number) > 0))
-    fail('handoff.timeout must be a positive integer')
+  // Past 2^31 - 1 ms a timer fires at once (Node, browsers): every delivery would be answered 503.
+  if (timeout !== undefined && !(Number.isSafeInteger(timeout) && (timeout as number) > 0 && (timeout as number) <= MAX_TIMER_MS)) {
+    fail(`handoff.timeout must be a positive integer of milliseconds, at most ${MAX_TIMER_MS}`)
+  }
 }

@@ -155,7 +155,9 @@ export function createReceiver<Payload = unknown>(
         if (handoff === undefined || key === undefined)
           return { ok: true, delivery, text, ...(verdict.settle && { settle: verdict.settle }) }
         // The answer says queued only once the queue holds the job: no 2xx for a delivery that could still be lost.
-        const handed = await handOff(handoff, req, delivery, key, duplicateStatus, settings.clock())
+        // A form's bytes without its `access_token` field: the job never holds the token.
+        const bytes = form === undefined ? rawBody : form.covered
+        const handed = await handOff(handoff, req, delivery, key, duplicateStatus, settings.clock(), bytes)
         if (handed.queued) {
           if (events.wanted('queued')) {
             events.emit({ type: 'queued', mode, fingerprint, jobId: handed.jobId, durationMs: performance.now() - started })

@@ -76,8 +76,10 @@ describe('handoff: the job', () => {
     expect(oauth.jobs).toHaveLength(3)
     const held = JSON.stringify([...basic.jobs, ...oauth.jobs])
     for (const secret of [password, btoa(`svc:${password}`), 'CANARY-cookie', auth.secret, token]) expect(held).not.toContain(secret)
-    // The form's delivery is its fields without the token, as the handler would have seen it.
+    // The form's delivery is its fields without the token, as the handler would have seen it, and
+    // so are the bytes the job keeps.
     expect(oauth.jobs[2]?.payload).toEqual({ event: 'form.sent' })
+    expect(new TextDecoder().decode(Uint8Array.from(atob(oauth.jobs[2]?.rawBody ?? ''), (c) => c.charCodeAt(0)))).toBe('event=form.sent')
   })
 })
 
@@ -226,6 +228,7 @@ describe('handoff: setup', () => {
       { queue, status: 500 },
       { queue, timeout: 0 },
       { queue, timeout: 1.5 },
+      { queue, timeout: 2 ** 31 },
     ]) {
       expect(() => createReceiver({ auth, handoff: handoff as never })).toThrow(/^@hookguard\/core: handoff/)
     }

@@ -341,7 +341,34 @@ describe('hookguard send', () => {
     expect(stdout()).toBe(`502 Bad Gateway\ncontent-type: text/plain\n${'é'.repeat(1024)}\n… ${10000 - 2048} more bytes\n`)
   })
 
-  it('prints a JSON answer whole, however long', async () => {
+  it('prints a JSON answer whole up to 64 KiB; one that does not parse, or is larger, is previewed like any other', async () => {
+    const cases = [
+      // Labelled JSON, but an escape sequence and no JSON: the label is the answer's own claim.
+      { body: '\u001b]0;pwned\u0007\u001b[2Jnot json', expected: '\uFFFD]0;pwned\uFFFD\uFFFD[2Jnot json\n' },
+      { body: JSON.stringify({ pad: 'a'.repeat(200_000) }), expected: undefined },
+    ]
+    for (const { body, expected } of cases) {
+      const server = await startServer(() => ({ status: 500, headers: { 'content-type': 'application/json' }, body }))
+      const { io, stdout } = captureIo()
+      expect(await run(['send', server.url, '--mode', 'none'], io)).toBe(1)
+      const [status, type, ...rest] = stdout().split('\n')
+      expect(status).toBe('500 Internal Server Error')
+      expect(type).toBe('content-type: application/json')
+      if (expected !== undefined) expect(rest.join('\n')).toBe(expected)
+      expect(Buffer.byteLength(stdout())).toBeLessThan(2048 + 200)
+      expect(stdout()).not.toMatch(/[\u0007\u001b]/)
+    }
+  })
+
+  it('replaces what could rewrite the terminal line in a preview (a lone CR, a bidi override), and keeps CRLF line ends', async () => {
+    const body = 'ok\r\nfake line\rover\u202Eevil\n'
+    const server = await startServer(() => ({ status: 502, headers: { 'content-type': 'text/html' }, body }))
+    const { io, stdout } = captureIo()
+    expect(await run(['send', server.url, '--mode', 'none'], io)).toBe(1)
+    expect(stdout()).toBe('502 Bad Gateway\ncontent-type: text/html\nok\r\nfake line\uFFFDover\uFFFDevil\n')
+  })
+
+  it('prints a JSON answer whole, however many lines', async () => {
     const body = JSON.stringify({ error: 'invalid_payload', paths: Array.from({ length: 400 }, (_, i) => `items.${i}`) }, null, 2)
     const server = await startServer(() => ({ status: 422, headers: { 'content-type': 'application/json' }, body }))
     const { io, stdout } = captureIo()

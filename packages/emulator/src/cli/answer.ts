@@ -2,6 +2,16 @@
 export const PREVIEW_LINES = 10
 /** Bytes of it shown at most, whatever its lines. */
 export const PREVIEW_BYTES = 2048
+/** A JSON answer larger than this is previewed like any other: no receiver's answer is that large. */
+export const JSON_WHOLE_BYTES = 64 * 1024
+
+/**
+ * What could make the terminal show other than what came: C0 and C1 controls but tab and line
+ * feed (escapes, a carriage return that writes over its line), and the bidirectional overrides
+ * and isolates, which reorder what follows them on screen.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters (terminal escapes) is the point
+const UNSAFE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/g
 
 /**
  * What `hookguard send` prints of an answer's body. A JSON answer (the receiver's refusals, most
@@ -12,7 +22,12 @@ export const PREVIEW_BYTES = 2048
  * replaced, so that an answer cannot drive the terminal.
  */
 export function answerText(body: string, contentType: string | undefined, withType: boolean): string {
-  if (body === '' || isJson(body, contentType)) return body === '' || body.endsWith('\n') ? body : `${body}\n`
+  if (body === '') return body
+  if (isJson(body, contentType)) {
+    // JSON text holds no raw control character but whitespace; a string may still hold a bidi override.
+    const safe = body.replace(UNSAFE, '\uFFFD')
+    return safe.endsWith('\n') ? safe : `${safe}\n`
+  }
   let end = -1
   for (let line = 0; line < PREVIEW_LINES; line++) {
     end = body.indexOf('\n', end + 1)
@@ -25,17 +40,20 @@ export function answerText(body: string, contentType: string | undefined, withTy
   const left = new TextEncoder().encode(body).byteLength - new TextEncoder().encode(shown).byteLength
   const out: string[] = []
   if (withType) out.push(`content-type: ${contentType ?? '(none)'}\n`)
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters (terminal escapes) is the point
-  const safe = shown.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g, '\uFFFD')
+  const safe = shown.replace(UNSAFE, '\uFFFD')
   out.push(safe.endsWith('\n') ? safe : `${safe}\n`)
   if (left > 0) out.push(`… ${left} more bytes\n`)
   return out.join('')
 }
 
-/** JSON by its type (`application/json`, `application/problem+json`), or, untyped, by its text. */
+/**
+ * JSON, printed whole: typed so (`application/json`, `application/problem+json`), plain text or
+ * untyped, and in every case parsing as JSON and no larger than {@link JSON_WHOLE_BYTES}. A type
+ * alone is the answer's own claim: an app's error page sent as `application/json` is previewed.
+ */
 function isJson(body: string, contentType: string | undefined): boolean {
-  if (contentType !== undefined && /[/+]json\b/i.test(contentType)) return true
-  if (contentType !== undefined && !/^text\/plain\b/i.test(contentType)) return false
+  if (contentType !== undefined && !/[/+]json\b/i.test(contentType) && !/^text\/plain\b/i.test(contentType)) return false
+  if (body.length > JSON_WHOLE_BYTES || new TextEncoder().encode(body).byteLength > JSON_WHOLE_BYTES) return false
   try {
     JSON.parse(body)
     return true
