@@ -356,7 +356,8 @@ describe('hookguard send', () => {
       expect(type).toBe('content-type: application/json')
       if (expected !== undefined) expect(rest.join('\n')).toBe(expected)
       expect(Buffer.byteLength(stdout())).toBeLessThan(2048 + 200)
-      expect(stdout()).not.toMatch(/[\u0007\u001b]/)
+      expect(stdout()).not.toContain('\u0007')
+      expect(stdout()).not.toContain('\u001b')
     }
   })
 
