@@ -11,6 +11,9 @@ import {
 import { DelayedError, type Job, type Queue, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq'
 import { deadLetterOf } from './dead-letter.ts'
 
+/** Longest wait before a job whose delivery another holder claims is looked at again; no attempt is used. */
+const IN_PROGRESS_RECHECK_MS = 1_000
+
 /** A handed-off job as BullMQ carries it: the delivery as data, named by its event. */
 export type HandoffBullJob<Payload = unknown, Result = unknown> = Job<HandoffJob<Payload>, RunOutcome<Result>>
 
@@ -100,7 +103,9 @@ export function createWorker<Payload = unknown, Result = unknown>(
       if (thrown instanceof DeliveryInProgressError) {
         // Another worker runs it now (or died holding the claim): tried again once that run has
         // settled, without using one of the job's attempts, as a job that never ran.
-        await job.moveToDelayed(Date.now() + Math.max(thrown.retryAfterMs, 1), token)
+        // Looked at again within a second, not only at the claim's expiry: a receiver's look at the
+        // store (a copy arriving) holds it for moments, though for as long as `claimTimeout`.
+        await job.moveToDelayed(Date.now() + Math.min(Math.max(thrown.retryAfterMs, 1), IN_PROGRESS_RECHECK_MS), token)
         throw new DelayedError()
       }
       const error = thrown instanceof Error ? thrown : new Error(String(thrown))

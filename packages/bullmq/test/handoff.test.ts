@@ -271,6 +271,30 @@ describe('createWorker', () => {
     expect(ranAt - began).toBeGreaterThanOrEqual(1_000)
   })
 
+  it('runs a job soon after a brief hold of its delivery ends, not when the hold would expire', async () => {
+    const jobs = queue()
+    const store = redisDedupeStore(connection(), { prefix: `hg-test-${jobs.name}:` })
+    const receiver = await app({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs) })
+    const { jobId } = JSON.parse((await receiver.send(await signed(EVENT))).text) as { jobId: string }
+    const job = (await jobs.getJob(jobId)) as Job<HandoffJob>
+    // A receiver's look at the store as a copy arrives: claimed for claimTimeout (5 s), given back at once.
+    const look = await store.claim(job.data.key, 5_000)
+    if (look.state !== 'claimed') throw new Error('the look did not claim')
+    let ranAt = 0
+    const began = Date.now()
+    worker(
+      jobs,
+      () => {
+        ranAt = Date.now()
+      },
+      { connection: connection(), store },
+    )
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await look.claim.release()
+    await until(async () => (ranAt > 0 ? true : undefined), 'the handler to run')
+    expect(ranAt - began).toBeLessThan(3_000)
+  })
+
   it('refuses bad options at setup', () => {
     expect(() => createWorker('q', (() => {}) as never, { connection: connection(), ttl: 0 })).toThrow(
       /^@hookguard\/bullmq: createWorker ttl/,
