@@ -35,6 +35,7 @@ import { createConnection, createServer } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { type RedisServer, startRedis } from '@hookguard/testkit/redis-server'
 import { packAll, ROOT, run, tail } from './lib/packages.ts'
 import { CONTEXTS } from './lib/snippet-contexts.ts'
 import { deliverAll, type Emulator, ENV } from './lib/snippet-deliveries.ts'
@@ -567,6 +568,14 @@ function accepts(port: number): Promise<boolean> {
   })
 }
 
+/**
+ * A server that reads `REDIS_URL` (the hand-off's receivers) gets a redis-server of its own on
+ * loopback: two blocks that queue the same delivery must not meet each other's job.
+ */
+async function redisFor(snippet: Snippet): Promise<RedisServer | undefined> {
+  return snippet.code.includes('REDIS_URL') ? startRedis({ own: true }) : undefined
+}
+
 async function serveAndDeliver(source: Source, framework: string, emulator: Emulator): Promise<string> {
   const { snippet } = source
   const alias = OLDER_MAJORS[framework]?.alias
@@ -578,7 +587,11 @@ async function serveAndDeliver(source: Source, framework: string, emulator: Emul
     copyFileSync(join(workdir, RUN_PROJECT, source.path), join(cwd, source.path))
   }
   const port = await freePort()
-  const server = await start(source.path, cwd, port)
+  const redis = await redisFor(snippet)
+  const server = await start(source.path, cwd, port, redis === undefined ? {} : { REDIS_URL: redis.url }).catch(async (error: unknown) => {
+    await redis?.stop()
+    throw error
+  })
   counts.servers++
   let seen: string[]
   try {
@@ -588,6 +601,7 @@ async function serveAndDeliver(source: Source, framework: string, emulator: Emul
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${server.output().trim()}`)
   } finally {
     await server.stop()
+    await redis?.stop()
   }
   return seen.join(' ')
 }
