@@ -122,16 +122,6 @@ export function createReceiver<Payload = unknown>(
         const fingerprint = await fingerprintOf(rawBody, covered)
         const delivery = new Delivery(mode, payload as Payload, rawBody, covered, fingerprint)
         const keyOf = () => scopedKey(settings, authenticated, req, fingerprint)
-        // A duplicate is answered without running the handler (or queueing a job): 409 while the first is handled, the first's answer after.
-        const duplicate = (verdict: Exclude<DedupeVerdict, { kind: 'claimed' }>): VerifyResult<Payload> => {
-          if (events.wanted('duplicate')) {
-            const state = verdict.kind
-            events.emit({ type: 'duplicate', mode, fingerprint, state, durationMs: performance.now() - started })
-          }
-          return verdict.kind === 'done'
-            ? { ok: false, response: verdict.response }
-            : { ok: false, error: verdict.error, response: errorResponse(verdict.error) }
-        }
         let verdict: DedupeVerdict
         let key: string | undefined
         if (handoff === undefined) {
@@ -140,7 +130,16 @@ export function createReceiver<Payload = unknown>(
           key = await storedKey(settings.dedupe?.key, req, delivery, keyOf, packageName)
           verdict = look === undefined ? { kind: 'claimed' } : await look(key, fingerprint)
         }
-        if (verdict.kind !== 'claimed') return duplicate(verdict)
+        if (verdict.kind !== 'claimed') {
+          // A duplicate is answered without running the handler (or queueing a job): 409 while the first is handled, the first's answer after.
+          if (events.wanted('duplicate')) {
+            const state = verdict.kind
+            events.emit({ type: 'duplicate', mode, fingerprint, state, durationMs: performance.now() - started })
+          }
+          return verdict.kind === 'done'
+            ? { ok: false, response: verdict.response }
+            : { ok: false, error: verdict.error, response: errorResponse(verdict.error) }
+        }
         if (events.wanted('verified')) {
           const durationMs = performance.now() - started
           events.emit({
