@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { HandoffJob, HandoffOptions } from '@hookguard/core'
-import type { JobsOptions, Queue } from 'bullmq'
+import { Job, type JobsOptions, type Queue } from 'bullmq'
 
 /**
  * What `handoff()` sets on each job unless the queue's `defaultJobOptions` or `jobOptions` say
@@ -68,10 +68,14 @@ export function handoff(queue: Queue, options: BullmqHandoffOptions = {}): Hando
         if (client.status !== 'ready') throw new Error(`@hookguard/bullmq: the queue's Redis connection is ${client.status}, not ready`)
         const call = randomUUID()
         const opts = { ...DEFAULT_JOB_OPTIONS, ...queue.defaultJobOptions, ...jobOptions, jobId: job.id, [ENQUEUED_BY]: call }
-        await queue.add(job.name, job, opts)
-        const stored = await client.hget(queue.toKey(job.id), 'opts')
+        // The read of who made the job leaves right behind its insert, on the same connection, so
+        // Redis runs it after the insert with no round trip between: BullMQ writes the insert
+        // before addJob returns (as its own addBulk relies on). A pipeline would do the same at
+        // several times the cost: ioredis defines every BullMQ script again on each one.
+        const adding = new Job(queue, job.name, job, opts, job.id).addJob(client)
+        const [, stored] = await Promise.all([adding, client.hget(queue.toKey(job.id), 'opts')])
         // Gone already (finished and removed by the user's removeOnComplete): it was queued either way.
-        return { jobId: job.id, duplicate: stored !== null && enqueuedBy(stored) !== call }
+        return { jobId: job.id, duplicate: typeof stored === 'string' && enqueuedBy(stored) !== call }
       },
     },
   }

@@ -135,6 +135,29 @@ describe('handoff() through an Express receiver', () => {
     expect(await queues[0]?.getJobCounts('waiting')).toEqual({ waiting: 1 })
   })
 
+  it('tells it truthfully when Redis holds the inserts while it goes on answering reads', async () => {
+    const name = `hooks-paused-${Date.now()}`
+    const job = {
+      id: `hg-${'cd'.repeat(32)}`,
+      key: 'k',
+      name: 'order.paid',
+      mode: 'secret',
+      payload: {},
+      rawBody: 'e30=',
+      fingerprint: 'f',
+      receivedAt: new Date().toISOString(),
+      headers: {},
+    } satisfies HandoffJob
+    const receivers = Array.from({ length: 6 }, () => queue(name))
+    await Promise.all(receivers.map((each) => each.waitUntilReady()))
+    // Writes, scripts among them, wait; reads do not. A read sent before its insert would find
+    // no job in every receiver and each would call itself the first.
+    await connection().call('CLIENT', 'PAUSE', '300', 'WRITE')
+    const answers = await Promise.all(receivers.map((each) => handoff(each).queue.enqueue(job)))
+    expect(answers.filter((answer) => !answer.duplicate)).toHaveLength(1)
+    expect(await receivers[0]?.getJobCounts('waiting')).toEqual({ waiting: 1 })
+  })
+
   it('lets the queue’s defaultJobOptions and jobOptions win over the defaults, but never the job id', async () => {
     const jobs = queue()
     const receiver = await app({
@@ -147,6 +170,33 @@ describe('handoff() through an Express receiver', () => {
     expect(job?.id).toMatch(/^hg-/)
     expect(job?.opts.attempts).toBe(2)
     expect(job?.opts.backoff).toEqual(DEFAULT_JOB_OPTIONS.backoff)
+  })
+
+  it('queues delayed and prioritised jobs too, each copy after the first a duplicate', async () => {
+    for (const [jobOptions, state] of [
+      [{ delay: 60_000 }, 'delayed'],
+      [{ priority: 3 }, 'prioritized'],
+    ] as const) {
+      const jobs = queue()
+      const receiver = await app({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs, { jobOptions }) })
+      const delivery = await signed(EVENT)
+      const first = await receiver.send(delivery)
+      const copy = await receiver.send(delivery)
+      expect([first.status, copy.status], state).toEqual([202, 200])
+      expect(JSON.parse(copy.text)).toMatchObject({ duplicate: true })
+      expect(await jobs.getJobCounts(state), state).toEqual({ [state]: 1 })
+    }
+  })
+
+  it('answers 503 queue_unavailable, and queues nothing, for a job BullMQ refuses', async () => {
+    const jobs = queue()
+    // BullMQ takes priorities up to 2 097 152 and throws before sending anything to Redis.
+    const receiver = await app({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs, { jobOptions: { priority: 3_000_000 } }) })
+    const reply = await receiver.send(await signed(EVENT))
+    expect(reply.status).toBe(503)
+    expect(JSON.parse(reply.text)).toMatchObject({ error: 'queue_unavailable' })
+    const counts = await jobs.getJobCounts()
+    expect(Object.values(counts).reduce((sum, count) => sum + count, 0)).toBe(0)
   })
 
   it('queues nothing that fails authentication, the size limit or the schema: 401, 413, 422', async () => {

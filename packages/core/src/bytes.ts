@@ -1,10 +1,12 @@
+import { toBase64 } from '#bytes'
+
 const encoder = new TextEncoder()
 
 export function utf8(text: string): Uint8Array {
   return encoder.encode(text)
 }
 
-export { containsAnyByte, decodeUtf8, indexOfByte, occursMoreThan } from '#bytes'
+export { containsAnyByte, decodeUtf8, indexOfByte, occursMoreThan, toBase64 } from '#bytes'
 
 export function toBytes(body: string | Uint8Array): Uint8Array {
   return typeof body === 'string' ? encoder.encode(body) : body
@@ -50,12 +52,6 @@ export function fromBase64(text: string): Uint8Array | undefined {
   const out = new Uint8Array(binary.length)
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i)
   return out
-}
-
-export function toBase64(bytes: Uint8Array): string {
-  let binary = ''
-  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i] as number)
-  return btoa(binary)
 }
 
 export function toBase64Url(bytes: Uint8Array): string {

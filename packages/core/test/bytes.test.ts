@@ -1,4 +1,7 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { toBase64 as toBase64Node } from '../src/bytes-platform/node.ts'
+import { toBase64 as toBase64Web } from '../src/bytes-platform/web.ts'
 import { fromBase64, fromBase64Url, fromHex, occursMoreThan, toBase64Url } from '../src/bytes.ts'
 
 // The decoders that stand between a sender's text and a comparison: each refuses, rather than
@@ -11,6 +14,24 @@ describe('fromHex', () => {
 
   it('refuses an odd length and any character outside 0-9 a-f A-F, in either half of a byte', () => {
     for (const text of ['abc', 'g0', '0g', 'zz', ' 0', '0 ', '-1', '0x']) expect(fromHex(text), text).toBeUndefined()
+  })
+})
+
+describe('toBase64', () => {
+  // A job's raw body is base64: every runtime's encoder writes what Node's reference writes, for
+  // views into a larger buffer too, and over the web encoder's chunk size.
+  const reference = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64')
+  const views = fc
+    .tuple(fc.uint8Array({ maxLength: 20_000 }), fc.nat(16), fc.nat(16))
+    .map(([bytes, head, tail]) => bytes.subarray(Math.min(head, bytes.length), Math.max(head, bytes.length - tail)))
+
+  it.each([
+    ['node', toBase64Node],
+    ['web', toBase64Web],
+  ])('%s: the reference base64 of any bytes, a view or whole', (_, toBase64) => {
+    fc.assert(fc.property(views, (bytes) => toBase64(bytes) === reference(bytes)), { numRuns: 200 })
+    const large = new Uint8Array(3 * 0x2000 + 7).map((_, i) => (i * 31) & 0xff)
+    expect(toBase64(large)).toBe(reference(large))
   })
 })
 

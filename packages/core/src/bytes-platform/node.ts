@@ -35,3 +35,9 @@ export function occursMoreThan(data: Uint8Array, values: readonly number[], limi
 export function indexOfByte(data: Uint8Array, value: number, from: number): number {
   return indexOf.call(data, value, from)
 }
+
+/** Standard padded base64: Buffer's native encoder, with no binary string built on the way. */
+export function toBase64(data: Uint8Array): string {
+  const buffer = data instanceof Buffer ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  return buffer.toString('base64')
+}

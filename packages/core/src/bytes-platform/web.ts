@@ -29,3 +29,18 @@ export function occursMoreThan(data: Uint8Array, values: readonly number[], limi
 export function indexOfByte(data: Uint8Array, value: number, from: number): number {
   return data.indexOf(value, from)
 }
+
+/** Bytes per `String.fromCharCode` call: far below any engine's limit on a call's arguments. */
+const CHUNK = 0x2000
+
+/**
+ * Standard padded base64 through `btoa`, whose input is a binary string: built a chunk at a time,
+ * since one character at a time makes a 1 MiB body a million string concatenations.
+ */
+export function toBase64(data: Uint8Array): string {
+  let binary = ''
+  for (let at = 0; at < data.length; at += CHUNK) {
+    binary += String.fromCharCode.apply(null, data.subarray(at, at + CHUNK) as unknown as number[])
+  }
+  return btoa(binary)
+}
