@@ -1,10 +1,11 @@
 /**
  * One server of the hand-off benchmark (bench/handoff.ts), in a process of its own: Express 5 on
- * loopback, `POST /hooks` as `empty` (answers 202 and nothing else), `inline` (`webhook()`, then
- * the handler's work before the answer, as apps do without a queue) or `handoff` (`webhook()` with
- * the delivery put on a BullMQ queue; a worker process does the work). Tells its port over IPC.
+ * loopback, `POST /hooks` as `empty` (answers 202 and nothing else), `verified` (`webhook()`, then
+ * 202 at once), `inline` (`webhook()`, then the handler's work before the answer, as apps do
+ * without a queue) or `handoff` (`webhook()` with the delivery put on a BullMQ queue; a worker
+ * process does the work). Tells its port over IPC.
  *
- *   node --import tsx bench/handoff-server.ts <empty|inline|handoff> <work ms> [redis url]
+ *   node --import tsx bench/handoff-server.ts <empty|verified|inline|handoff> <work ms> [redis url]
  */
 import type { AddressInfo } from 'node:net'
 import { handoff } from '@hookguard/bullmq'
@@ -26,6 +27,10 @@ if (variant === 'empty') {
   app.post('/hooks', webhook({ auth }), async (_req, res) => {
     await new Promise((resolve) => setTimeout(resolve, workMs))
     res.status(200).json({ handled: true })
+  })
+} else if (variant === 'verified') {
+  app.post('/hooks', webhook({ auth }), (_req, res) => {
+    res.status(202).end()
   })
 } else if (variant === 'handoff') {
   if (redisUrl === undefined) throw new Error('handoff-server: handoff needs a Redis URL')

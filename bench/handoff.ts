@@ -1,11 +1,13 @@
 /**
  * Answer fast, process later (`pnpm bench --only handoff`): the answer's latency as the service
- * sees it, at a fixed rate with a handler that takes 200 ms, for three Express 5 servers side by
- * side in one run: `inline` (the handler works before the answer), `handoff` (the delivery goes on
- * a BullMQ queue on a real redis-server and a worker process does the work) and `empty` (a route
- * that answers 202 and does nothing: the floor of any answer). Open loop (bench/open-loop.ts), so
- * a slow answer cannot slow the sender down and hide its own wait. Then the workers: deliveries a
- * second through an emptied handler, and the delay from receipt to the handler's start.
+ * sees it, at a fixed rate with a handler that takes 200 ms, for four Express 5 servers side by
+ * side in one run, taking turns in rounds: `inline` (the handler works before the answer),
+ * `handoff` (the delivery goes on a BullMQ queue on a real redis-server and a worker process does
+ * the work), `verified` (`webhook()` answering 202 at once: what verifying costs, which no
+ * hand-off can undercut) and `empty` (a route that answers 202 and does nothing: the floor of any
+ * answer). Open loop (bench/open-loop.ts), so a slow answer cannot slow the sender down and hide
+ * its own wait. Then the workers: deliveries a second through an emptied handler, and the delay
+ * from receipt to the handler's start.
  *
  *   node --import tsx bench/handoff.ts [--quick]
  */
@@ -15,18 +17,20 @@ import { fileURLToPath } from 'node:url'
 import { startRedis } from '@hookguard/testkit/redis-server'
 import { SECRET } from './handoff-shared.ts'
 import { quantile, RESULT_PREFIX } from './measure.ts'
-import { type OpenLoopResult, openLoop } from './open-loop.ts'
+import { type OpenLoopResult, openLoop, pooled } from './open-loop.ts'
 
 const quick = process.argv.includes('--quick')
 const RATE = quick ? 200 : 1000
 const DURATION_S = quick ? 3 : 30
 const WARMUP_S = quick ? 1 : 3
+/** Turns each server takes, the measured seconds split between them. */
+const ROUNDS = quick ? 1 : 3
 const WORK_MS = 200
 /** Enough handlers at once for the rate: 1 000 a second × 0.2 s is 200 under way. */
 const WORKER_CONCURRENCY = 400
 const THROUGHPUT_DELIVERIES = quick ? 500 : 5000
 const THROUGHPUT_CONCURRENCY = 50
-const VARIANTS = ['empty', 'inline', 'handoff'] as const
+const VARIANTS = ['empty', 'verified', 'handoff', 'inline'] as const
 type Variant = (typeof VARIANTS)[number]
 
 export interface HandoffFigures {
@@ -35,6 +39,8 @@ export interface HandoffFigures {
   durationS: number
   workMs: number
   bodyBytes: number
+  /** Turns each server took (runs recorded before rounds have none). */
+  rounds?: number
   answers: Record<Variant, OpenLoopResult>
   /** The server process's CPU time (user + system) per delivery over the measured window, in microseconds. */
   cpuPerDeliveryUs: Record<Variant, number>
@@ -95,42 +101,65 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
 
 const redis = await startRedis({ own: true })
 try {
+  const worker = await start<{ ready: true }>('./handoff-worker.ts', [redis.url, String(WORK_MS), String(WORKER_CONCURRENCY)])
+  const servers = {} as Record<Variant, { child: ChildProcess; port: number }>
+  for (const variant of VARIANTS) {
+    const { child, first } = await start<{ port: number }>('./handoff-server.ts', [variant, String(WORK_MS), redis.url])
+    servers[variant] = { child, port: first.port }
+  }
+  // Warm-up at the same rate: the JIT, the connection pool and the queue's scripts settle first.
+  for (const variant of VARIANTS) {
+    await openLoop({
+      port: servers[variant].port,
+      path: '/hooks',
+      rate: RATE,
+      durationS: WARMUP_S,
+      delivery: deliveries(`${variant}-warm`),
+    })
+  }
+  // The servers take turns, a round each, so that what the host does meanwhile falls on all of
+  // them alike; each server's rounds are then pooled.
+  const rounds = Object.fromEntries(VARIANTS.map((variant) => [variant, [] as OpenLoopResult[]])) as Record<Variant, OpenLoopResult[]>
+  const cpuUs = Object.fromEntries(VARIANTS.map((variant) => [variant, 0])) as Record<Variant, number>
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const variant of VARIANTS) {
+      const { child, port } = servers[variant]
+      // The worker's last round of handlers ends before the next round starts.
+      await new Promise((resolve) => setTimeout(resolve, 2 * WORK_MS))
+      const before = (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs
+      const result = await openLoop({
+        port,
+        path: '/hooks',
+        rate: RATE,
+        durationS: DURATION_S / ROUNDS,
+        delivery: deliveries(`${variant}-${round}`),
+      })
+      cpuUs[variant] += (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs - before
+      rounds[variant].push(result)
+    }
+  }
   const answers = {} as Record<Variant, OpenLoopResult>
   const cpuPerDeliveryUs = {} as Record<Variant, number>
-  let endToEnd: HandoffFigures['endToEnd'] = { deliveries: 0, p50: Number.NaN, p99: Number.NaN }
   for (const variant of VARIANTS) {
-    const worker =
-      variant === 'handoff'
-        ? await start<{ ready: true }>('./handoff-worker.ts', [redis.url, String(WORK_MS), String(WORKER_CONCURRENCY)])
-        : undefined
-    const server = await start<{ port: number }>('./handoff-server.ts', [variant, String(WORK_MS), redis.url])
-    const { port } = server.first
-    // Warm-up at the same rate: the JIT, the connection pool and the queue's scripts settle first.
-    await openLoop({ port, path: '/hooks', rate: RATE, durationS: WARMUP_S, delivery: deliveries(`${variant}-warm`) })
-    const cpuBefore = (await ask<{ cpuUs: number }>(server.child, { cpu: true })).cpuUs
-    answers[variant] = await openLoop({ port, path: '/hooks', rate: RATE, durationS: DURATION_S, delivery: deliveries(variant) })
-    const cpuAfter = (await ask<{ cpuUs: number }>(server.child, { cpu: true })).cpuUs
-    cpuPerDeliveryUs[variant] = (cpuAfter - cpuBefore) / answers[variant].answered
-    console.error(
-      `bench handoff: ${variant} p50 ${answers[variant].p50.toFixed(2)} ms, p99 ${answers[variant].p99.toFixed(2)} ms, ${JSON.stringify(answers[variant].statuses)}`,
-    )
-    if (worker !== undefined) {
-      const expected = Math.round(RATE * (WARMUP_S + DURATION_S))
-      let delays: number[] = []
-      await waitFor(
-        async () => {
-          delays = (await ask<{ delays: number[] }>(worker.child, { report: true })).delays
-          return delays.length >= expected
-        },
-        60_000,
-        `the worker running all ${expected} deliveries`,
-      )
-      const measured = delays.slice(Math.round(RATE * WARMUP_S))
-      endToEnd = { deliveries: measured.length, p50: quantile(measured, 0.5), p99: quantile(measured, 0.99) }
-      stop(worker.child)
-    }
-    stop(server.child)
+    const { latencies: _, ...all } = pooled(rounds[variant])
+    answers[variant] = { ...all, latencies: [] }
+    cpuPerDeliveryUs[variant] = cpuUs[variant] / all.answered
+    console.error(`bench handoff: ${variant} p50 ${all.p50.toFixed(2)} ms, p99 ${all.p99.toFixed(2)} ms, ${JSON.stringify(all.statuses)}`)
   }
+  const expected = Math.round(RATE * (WARMUP_S + DURATION_S))
+  let delays: number[] = []
+  await waitFor(
+    async () => {
+      delays = (await ask<{ delays: number[] }>(worker.child, { report: true })).delays
+      return delays.length >= expected
+    },
+    60_000,
+    `the worker running all ${expected} deliveries`,
+  )
+  const measured = delays.slice(Math.round(RATE * WARMUP_S))
+  const endToEnd = { deliveries: measured.length, p50: quantile(measured, 0.5), p99: quantile(measured, 0.99) }
+  stop(worker.child)
+  for (const variant of VARIANTS) stop(servers[variant].child)
 
   // Throughput: a backlog queued with no worker running, then one worker with an empty handler.
   const server = await start<{ port: number }>('./handoff-server.ts', ['handoff', '0', redis.url])
@@ -144,22 +173,23 @@ try {
   if (backlog.statuses['202'] !== THROUGHPUT_DELIVERIES)
     throw new Error(`bench handoff: backlog answered ${JSON.stringify(backlog.statuses)}`)
   stop(server.child)
-  const worker = await start<{ ready: true }>('./handoff-worker.ts', [redis.url, '0', String(THROUGHPUT_CONCURRENCY)])
+  const drainer = await start<{ ready: true }>('./handoff-worker.ts', [redis.url, '0', String(THROUGHPUT_CONCURRENCY)])
   let report = { delays: [] as number[], firstAt: 0, lastAt: 0 }
   await waitFor(
     async () => {
-      report = await ask(worker.child, { report: true })
+      report = await ask(drainer.child, { report: true })
       return report.delays.length >= THROUGHPUT_DELIVERIES
     },
     120_000,
     'the worker draining the backlog',
   )
-  stop(worker.child)
+  stop(drainer.child)
   const seconds = Math.max(report.lastAt - report.firstAt, 1) / 1000
   const figures: HandoffFigures = {
     runtime: `Node ${process.version}`,
     rate: RATE,
     durationS: DURATION_S,
+    rounds: ROUNDS,
     workMs: WORK_MS,
     bodyBytes: deliveries('size')(0).body.byteLength,
     answers,

@@ -34,6 +34,30 @@ export interface OpenLoopResult {
   max: number
   /** How late the generator sent, at worst (its own timer), in milliseconds. */
   sendLagMax: number
+  /** Every answer's latency, ascending: to pool rounds before taking quantiles. */
+  latencies: number[]
+}
+
+/** Rounds of one server as one run: their latencies pooled, so quantiles are of every answer. */
+export function pooled(rounds: OpenLoopResult[]): OpenLoopResult {
+  const latencies = rounds.flatMap((round) => round.latencies).sort((a, b) => a - b)
+  const statuses: Record<string, number> = {}
+  for (const round of rounds)
+    for (const [status, count] of Object.entries(round.statuses)) statuses[status] = (statuses[status] ?? 0) + count
+  const sum = (pick: (round: OpenLoopResult) => number) => rounds.reduce((total, round) => total + pick(round), 0)
+  return {
+    rate: rounds[0]?.rate ?? 0,
+    durationS: sum((round) => round.durationS),
+    sent: sum((round) => round.sent),
+    answered: latencies.length,
+    errors: sum((round) => round.errors),
+    statuses,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    max: latencies.at(-1) ?? Number.NaN,
+    sendLagMax: Math.max(...rounds.map((round) => round.sendLagMax)),
+    latencies,
+  }
 }
 
 export function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
@@ -66,6 +90,7 @@ export function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
         p99: quantile(latencies, 0.99),
         max: latencies.at(-1) ?? Number.NaN,
         sendLagMax,
+        latencies,
       })
     }
     const deadline = setTimeout(finish, durationS * 1000 + graceMs + 20)

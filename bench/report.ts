@@ -381,7 +381,7 @@ const HANDOFF_P50_MS = 1
 const HANDOFF_P99_RATIO = 1.1
 
 function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]): string {
-  const { empty, inline, handoff: queued } = handoff.answers
+  const { empty, inline, handoff: queued, verified } = handoff.answers
   const p50Added = queued.p50 - empty.p50
   const p99Ratio = queued.p99 / empty.p99
   const p50Met = p50Added <= HANDOFF_P50_MS
@@ -401,18 +401,21 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
   return [
     `### Answer fast, process later (${handoff.runtime})`,
     '',
-    `bench/handoff.ts: ${handoff.rate} signed ${handoff.bodyBytes}-byte deliveries a second for ${handoff.durationS} s to each of three Express 5 servers, one after the other, each in its own process on loopback, sent open-loop (on schedule, latency counted from when each was due, bench/open-loop.ts). \`inline\`: \`webhook()\` and a handler that works ${handoff.workMs} ms before it answers; \`handoff\`: \`webhook({ handoff })\` onto a BullMQ queue on a real redis-server, a worker process doing the ${handoff.workMs} ms; \`empty\`: a route that answers 202 and does nothing. The worker runs at the lowest priority (\`nice\` 19) on the same two cores, as background work.`,
+    `bench/handoff.ts: ${handoff.rate} signed ${handoff.bodyBytes}-byte deliveries a second for ${handoff.durationS} s to each of ${verified === undefined ? 'three' : 'four'} Express 5 servers, each in its own process on loopback, sent open-loop (on schedule, latency counted from when each was due, bench/open-loop.ts)${handoff.rounds === undefined ? '' : `, the servers taking turns in ${handoff.rounds} rounds whose answers are pooled`}. \`inline\`: \`webhook()\` and a handler that works ${handoff.workMs} ms before it answers; \`handoff\`: \`webhook({ handoff })\` onto a BullMQ queue on a real redis-server, a worker process doing the ${handoff.workMs} ms; \`empty\`: a route that answers 202 and does nothing${verified === undefined ? '' : '; `verified`: `webhook()` answering 202 at once, what verifying costs, which no hand-off undercuts'}. The worker runs at the lowest priority (\`nice\` 19) on the same two cores, as background work.`,
     '',
     table(
       ['server', 'p50', 'p99', 'max', 'answered', 'server CPU a delivery'],
       [
         ['empty route', ms(empty.p50), ms(empty.p99), ms(empty.max), answered(empty), cpu('empty')],
+        ...(verified === undefined
+          ? []
+          : [['verified only', ms(verified.p50), ms(verified.p99), ms(verified.max), answered(verified), cpu('verified')]]),
         ['hand-off', `**${ms(queued.p50)}**`, `**${ms(queued.p99)}**`, ms(queued.max), answered(queued), cpu('handoff')],
         ['inline', ms(inline.p50), ms(inline.p99), ms(inline.max), answered(inline), cpu('inline')],
       ],
     ),
     '',
-    `${p50Met ? '✓' : '✗'} target: the hand-off's p50 within ${HANDOFF_P50_MS} ms of the empty route's (${p50Added >= 0 ? '+' : ''}${ms(p50Added)}). ${p99Met ? '✓' : '✗'} target: its p99 within ${Math.round((HANDOFF_P99_RATIO - 1) * 100)} % of the empty route's (${p99Ratio.toFixed(2)}×).`,
+    `${p50Met ? '✓' : '✗'} target: the hand-off's p50 within ${HANDOFF_P50_MS} ms of the empty route's (${p50Added >= 0 ? '+' : ''}${ms(p50Added)}). ${p99Met ? '✓' : '✗'} target: its p99 within ${Math.round((HANDOFF_P99_RATIO - 1) * 100)} % of the empty route's (${p99Ratio.toFixed(2)}×).${verified === undefined ? '' : ` The queue's own share, against the verified route: p50 ${queued.p50 - verified.p50 >= 0 ? '+' : ''}${ms(queued.p50 - verified.p50)}, p99 ${(queued.p99 / verified.p99).toFixed(2)}×; verifying's, the verified route against the empty one: p50 ${verified.p50 - empty.p50 >= 0 ? '+' : ''}${ms(verified.p50 - empty.p50)}, p99 ${(verified.p99 / empty.p99).toFixed(2)}×.`}`,
     '',
     `The workers: from the receiver's verdict to the handler's start, p50 ${ms(handoff.endToEnd.p50)}, p99 ${ms(handoff.endToEnd.p99)} (${handoff.endToEnd.deliveries} deliveries at ${handoff.rate} a second, one worker process with ${handoff.workMs} ms handlers). One worker process with a handler that does nothing, concurrency ${handoff.worker.concurrency}, drains a backlog of ${handoff.worker.deliveries} at **${handoff.worker.perSecond.toFixed(0)} deliveries a second**.`,
   ].join('\n')
