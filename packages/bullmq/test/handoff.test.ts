@@ -1,5 +1,7 @@
-import { type HandoffJob, type QueuedDelivery, type StandardSchemaV1, WebhookError } from '@hookguard/core'
+import { createReceiver, type HandoffJob, type QueuedDelivery, type StandardSchemaV1, WebhookError } from '@hookguard/core'
 import { redisDedupeStore } from '@hookguard/redis'
+import { expectNoPlacedCredential, sendEveryPlace } from '@hookguard/testkit/credentials'
+import type { Outgoing } from '@hookguard/testkit/exchange'
 import { type RedisServer, startRedis } from '@hookguard/testkit/redis-server'
 import type { Job, Queue, Worker } from 'bullmq'
 import type { Redis } from 'ioredis'
@@ -191,7 +193,10 @@ describe('handoff() through an Express receiver', () => {
   it('answers 503 queue_unavailable, and queues nothing, for a job BullMQ refuses', async () => {
     const jobs = queue()
     // BullMQ takes priorities up to 2 097 152 and throws before sending anything to Redis.
-    const receiver = await app({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs, { jobOptions: { priority: 3_000_000 } }) })
+    const receiver = await app({
+      auth: { mode: 'secret', secret: SECRET },
+      handoff: handoff(jobs, { jobOptions: { priority: 3_000_000 } }),
+    })
     const reply = await receiver.send(await signed(EVENT))
     expect(reply.status).toBe(503)
     expect(JSON.parse(reply.text)).toMatchObject({ error: 'queue_unavailable' })
@@ -263,6 +268,59 @@ describe('createWorker', () => {
       const job = await jobs.getJob(id)
       expect(await job?.getState()).toBe('failed')
       expect(job?.attemptsMade).toBe(1)
+    }
+  })
+
+  it('dead-letters refused and failed jobs with no credential a sender put anywhere, in modes none and oauth2', async () => {
+    const jobs = queue()
+    const dead = queue()
+    const oauth = { mode: 'oauth2' as const, appId: 'app-dead', secret: 'oauth-dead-letter-CANARY-4b1e' }
+    const issued = await createReceiver({ auth: oauth }, { role: 'token' }).token({
+      method: 'GET',
+      url: `https://app.example/token?appid=${oauth.appId}&secret=${oauth.secret}&grant_type=client_credentials`,
+      headers: {},
+      body: null,
+    })
+    const token = (JSON.parse(issued.body) as { access_token: string }).access_token
+    // One attempt: a handler that fails is dead-lettered at once, as after its last.
+    const handing = handoff(jobs, { jobOptions: { attempts: 1 } })
+    const receivers = {
+      none: createReceiver({ auth: { mode: 'none' }, handoff: handing }),
+      oauth2: createReceiver({ auth: oauth, handoff: handing }),
+    }
+    const modes = [{ mode: 'none' as const }, { mode: 'oauth2' as const, token }].map((credential) => ({
+      credential,
+      send: ({ method = 'POST', path, headers = {}, body }: Outgoing) =>
+        receivers[credential.mode].verify({ method, url: `https://app.example${path}`, headers, body: body ?? null }),
+    }))
+    await sendEveryPlace(modes)
+    const queued = await jobs.count()
+    expect(queued).toBeGreaterThan(10)
+    // The JSON deliveries are poison (the worker's schema refuses them); the forms fail in the handler.
+    const noJsonData: StandardSchemaV1<unknown, unknown> = {
+      '~standard': {
+        version: 1,
+        vendor: 'test',
+        validate: (value: unknown) =>
+          typeof (value as { data?: unknown }).data === 'object' ? { issues: [{ message: 'data is refused', path: ['data'] }] } : { value },
+      },
+    }
+    worker(
+      jobs,
+      (delivery) => {
+        throw new Error(`the handler failed on ${delivery.headers['x-request-id']}`)
+      },
+      { connection: connection(), schema: noJsonData, deadLetter: dead },
+    )
+    const letters = await until(async () => {
+      const found = await deadLetters(dead)
+      return found.length === queued ? found : undefined
+    }, `${queued} dead letters`)
+    expect(new Set(letters.map((letter) => letter.error.startsWith('the handler failed')))).toEqual(new Set([true, false]))
+    for (const letter of letters) {
+      const job = letter.job as HandoffJob
+      const text = `${JSON.stringify(letter)}\n${Buffer.from(job.rawBody, 'base64').toString('latin1')}`
+      expectNoPlacedCredential(text, `the dead letter of ${job.mode} ${job.headers['x-request-id']}`, [oauth.secret, token])
     }
   })
 
