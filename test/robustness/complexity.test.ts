@@ -16,8 +16,8 @@ import { beforeAll, describe, expect, it } from 'vitest'
 // path with three secrets); a string decoded from either stays under V8's large-object size
 // (128 KiB), past which allocating one costs about ten times more per byte, a step that would read
 // as growth here; and a quadratic path fails in seconds, not minutes. To cover a new entry point
-// or shape, add a row to ENTRY_POINTS (a row that needs other sizes names them, and why) or to HOSTILE_SHAPES (testkit/src/hostile.ts, which the
-// adversarial benchmark reads too).
+// or shape, add a row to ENTRY_POINTS (a row that needs other sizes names them, and why) or to
+// HOSTILE_SHAPES (testkit/src/hostile.ts, which the adversarial benchmark reads too).
 
 /** The two sizes: 4× apart but one byte, with the same code on both. */
 const SMALL = 16 * 1024 + 1
