@@ -6,13 +6,14 @@ import { type RedisServer, startRedis } from '@hookguard/testkit/redis-server'
 import type { Job, Queue, Worker } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createWorker, DEFAULT_JOB_OPTIONS, type DeadLetter, handoff } from '../src/index.ts'
+import { createWorker, DEFAULT_JOB_OPTIONS, type DeadLetter, type HandoffJobOptions, handoff } from '../src/index.ts'
 import { closeQueue, receiverApp, SECRET, signed, uniqueQueue, until, workerConnection } from './support.ts'
 
 // The hand-off on a real BullMQ queue over a real redis-server, through a real Express app; the
 // worker in this process. The same under faults, with worker and receiver processes: faults.test.ts.
 
 const EVENT = '{"event":"order.paid","data":{"orderNo":"SO-7731","note":"two  spaces"}}'
+const JSON_HEADERS = { 'content-type': 'application/json' }
 
 /** Accepts `{ data: { amount: number } }`, refuses the rest: a schema as any Standard Schema library makes it. */
 const amountSchema: StandardSchemaV1<unknown, { event: string; data: { amount: number } }> = {
@@ -401,6 +402,38 @@ describe('createWorker', () => {
     await look.claim.release()
     await until(async () => (ranAt > 0 ? true : undefined), 'the handler to run')
     expect(ranAt - began).toBeLessThan(3_000)
+  })
+
+  describe("what unauthenticated deliveries leave in Redis (mode 'none', where anyone can queue)", () => {
+    const DELIVERIES = 40
+    /** Sends `count` distinct deliveries through a receiver in mode none, and lets a worker complete them. */
+    async function flood(jobs: Queue, jobOptions?: HandoffJobOptions) {
+      const receiver = createReceiver({ auth: { mode: 'none' }, handoff: handoff(jobs, jobOptions && { jobOptions }) })
+      for (let i = 0; i < DELIVERIES; i++) {
+        const body = JSON.stringify({ event: 'flood', data: { i, pad: 'x'.repeat(512) } })
+        const answer = await receiver.verify({ method: 'POST', url: 'https://app.example/hooks', headers: JSON_HEADERS, body })
+        expect(answer.ok === false && answer.response.status).toBe(202)
+      }
+      let done = 0
+      worker(jobs, () => {}, { connection: connection(), concurrency: 8 }).on('completed', () => {
+        done += 1
+      })
+      await until(async () => (done === DELIVERIES ? true : undefined), `${DELIVERIES} jobs completed`, 10_000)
+      // The keys of the queue's jobs (each job a hash of its own), as Redis holds them.
+      const keys = await connection().keys(`bull:${jobs.name}:hg-*`)
+      return { completed: await jobs.getCompletedCount(), keys: keys.length }
+    }
+
+    it('keeps every completed job by default, bounded by age only (24 h): one kept job per delivery', async () => {
+      expect(await flood(queue())).toEqual({ completed: DELIVERIES, keys: DELIVERIES })
+    })
+
+    it('keeps at most the count removeOnComplete names, however many deliveries arrive', async () => {
+      const bound = 5
+      const { completed, keys } = await flood(queue(), { removeOnComplete: { age: 86_400, count: bound } })
+      expect(completed).toBeLessThanOrEqual(bound)
+      expect(keys).toBeLessThanOrEqual(bound)
+    })
   })
 
   it('refuses bad options at setup', () => {
