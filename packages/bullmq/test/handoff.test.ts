@@ -1,9 +1,11 @@
-import { createReceiver, type HandoffJob, type QueuedDelivery, type StandardSchemaV1, WebhookError } from '@hookguard/core'
+import { randomUUID } from 'node:crypto'
+import { createReceiver, type HandoffJob, type QueuedDelivery, type StandardSchemaV1, sign, WebhookError } from '@hookguard/core'
 import { redisDedupeStore } from '@hookguard/redis'
 import { expectNoPlacedCredential, sendEveryPlace } from '@hookguard/testkit/credentials'
 import type { Outgoing } from '@hookguard/testkit/exchange'
 import { type RedisServer, startRedis } from '@hookguard/testkit/redis-server'
 import type { Job, Queue, Worker } from 'bullmq'
+import fc from 'fast-check'
 import type { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createWorker, DEFAULT_JOB_OPTIONS, type DeadLetter, type HandoffJobOptions, handoff } from '../src/index.ts'
@@ -462,4 +464,102 @@ describe('createWorker', () => {
     await until(async () => ((await jobs.getJobCounts('completed')).completed === 1 ? true : undefined), 'the job to complete')
     expect(runs).toBe(2)
   })
+})
+
+// The fault property of docs/handoff.md's "What once means", in this process and on this file's
+// redis-server, in a few seconds: a bounded number of seeded schedules; the worker processes,
+// Redis restarts and three receiver processes are faults.test.ts's.
+describe('each delivery once, under faults at random points (seeded)', () => {
+  /** Deliveries, each sent in copies and failing its first attempts; Redis paused for writes a while; the worker closed mid-job. */
+  const schedules = fc.record({
+    deliveries: fc.array(fc.record({ copies: fc.integer({ min: 1, max: 3 }), failTimes: fc.integer({ min: 0, max: 2 }) }), {
+      minLength: 2,
+      maxLength: 5,
+    }),
+    pause: fc.option(fc.record({ afterMs: fc.integer({ min: 0, max: 40 }), forMs: fc.integer({ min: 100, max: 400 }) }), {
+      nil: undefined,
+    }),
+    closeMidJob: fc.option(fc.nat(), { nil: undefined }),
+  })
+  type Schedule = typeof schedules extends fc.Arbitrary<infer T> ? T : never
+
+  async function play({ deliveries, pause, closeMidJob }: Schedule): Promise<void> {
+    const name = `hooks-faults-${randomUUID().slice(0, 8)}`
+    const jobs = queue(name)
+    const store = redisDedupeStore(connection(), { prefix: `${name}:dedupe:` })
+    // Two receivers over connections of their own, as two processes; a short timeout, so that a pause answers 503.
+    const receivers = [queue(name), queue(name)].map((each) =>
+      createReceiver({
+        auth: { mode: 'secret', secret: SECRET },
+        handoff: handoff(each, { timeout: 250, jobOptions: { attempts: 4, backoff: { type: 'fixed', delay: 20 } } }),
+      }),
+    )
+    const ids = deliveries.map((_, at) => `d-${at}`)
+    const held = closeMidJob === undefined ? undefined : ids[closeMidJob % ids.length]
+    const attempts = new Map<string, number>()
+    const successes = new Map<string, number>()
+    let started: () => void = () => {}
+    const holdStarted = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    let letGo: () => void = () => {}
+    const gate = new Promise<void>((resolve) => {
+      letGo = resolve
+    })
+    const handler = async (delivery: QueuedDelivery) => {
+      const { id } = (delivery.payload as { data: { id: string } }).data
+      const attempt = (attempts.get(id) ?? 0) + 1
+      attempts.set(id, attempt)
+      if (id === held && attempt === 1) {
+        started()
+        await gate
+      }
+      if (attempt <= (deliveries[ids.indexOf(id)]?.failTimes ?? 0)) throw new Error(`failure ${attempt} of ${id}`)
+      successes.set(id, (successes.get(id) ?? 0) + 1)
+    }
+    const options = { connection: connection(), store, processingTtl: 2, lockDuration: 600, stalledInterval: 300 }
+    const first = worker(jobs, handler, options)
+
+    const sending = deliveries.flatMap(({ copies }, at) =>
+      Array.from({ length: copies }, async (_, copy) => {
+        const body = JSON.stringify({ event: 'order.paid', data: { id: ids[at] } })
+        const headers = { 'content-type': 'application/json', 'x-service-hmac-signature': await sign(body, SECRET) }
+        const receiver = receivers[copy % 2] as (typeof receivers)[number]
+        // The service's retries: until a 2xx, a few tens of milliseconds apart.
+        for (let attempt = 0; attempt < 60; attempt++) {
+          const answer = await receiver.verify({ method: 'POST', url: 'https://app.example/hooks', headers, body })
+          const status = answer.ok ? 0 : answer.response.status
+          if (status >= 200 && status < 300) return status
+          expect([409, 503]).toContain(status)
+          await new Promise((resolve) => setTimeout(resolve, 30))
+        }
+        throw new Error(`${ids[at]} copy ${copy} never accepted`)
+      }),
+    )
+    if (pause !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, pause.afterMs))
+      await connection().call('CLIENT', 'PAUSE', String(pause.forMs), 'WRITE')
+    }
+    if (held !== undefined) {
+      await holdStarted
+      await first.close(true)
+      letGo()
+      worker(jobs, handler, { ...options, connection: connection() })
+    }
+    const statuses = await Promise.all(sending)
+    // Exactly one copy's enqueue added each job, unless a timed-out first enqueue added it (then none says 202).
+    expect(statuses.filter((status) => status === 202).length).toBeLessThanOrEqual(ids.length)
+    await until(
+      async () => ((await jobs.getCompletedCount()) === ids.length && ids.every((id) => successes.has(id)) ? true : undefined),
+      'every delivery handled',
+      8_000,
+    )
+    expect(Object.fromEntries(successes)).toEqual(Object.fromEntries(ids.map((id) => [id, 1])))
+    const counts = await jobs.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed')
+    expect(counts).toEqual({ waiting: 0, active: 0, delayed: 0, completed: ids.length, failed: 0 })
+  }
+
+  it('runs each handler to success exactly once, and queues one job per delivery', async () => {
+    await fc.assert(fc.asyncProperty(schedules, play), { numRuns: 4, seed: 20_261_128, endOnFailure: true })
+  }, 30_000)
 })
