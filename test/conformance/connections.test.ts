@@ -394,7 +394,10 @@ function heldQueue({ stuck = false } = {}) {
       return new Promise((resolve) => pending.push(() => resolve({ jobId: job.id, duplicate })))
     },
   }
-  return { queue, jobs, calls: () => calls, release: () => pending.splice(0).forEach((answer) => answer()) }
+  const release = () => {
+    for (const answer of pending.splice(0)) answer()
+  }
+  return { queue, jobs, calls: () => calls, release }
 }
 
 const HANDOFF_TIMEOUT = 200
