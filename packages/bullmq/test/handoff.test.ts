@@ -430,6 +430,32 @@ describe('createWorker', () => {
       expect(await flood(queue())).toEqual({ completed: DELIVERIES, keys: DELIVERIES })
     })
 
+    it('lets the waiting jobs, which no removal option bounds, grow only to Redis’s maxmemory: then 503, and no job queued before is lost', async () => {
+      const own = await startRedis({ own: true })
+      const admin = workerConnection(own.url)
+      const jobs = uniqueQueue(own.url)
+      try {
+        await jobs.waitUntilReady()
+        await admin.config('SET', 'maxmemory-policy', 'noeviction')
+        await admin.config('SET', 'maxmemory', String(3 * 1024 * 1024))
+        // No worker: a sender faster than the workers.
+        const receiver = createReceiver({ auth: { mode: 'none' }, handoff: handoff(jobs) })
+        const statuses: number[] = []
+        for (let i = 0; i < 120; i++) {
+          const body = JSON.stringify({ event: 'flood', data: { i, pad: 'x'.repeat(16 * 1024) } })
+          const answer = await receiver.verify({ method: 'POST', url: 'https://app.example/hooks', headers: JSON_HEADERS, body })
+          statuses.push(answer.ok ? 200 : answer.response.status)
+        }
+        const queued = statuses.filter((status) => status === 202).length
+        expect(new Set(statuses)).toEqual(new Set([202, 503]))
+        expect(await jobs.getWaitingCount()).toBe(queued)
+      } finally {
+        await closeQueue(jobs)
+        admin.disconnect()
+        await own.stop()
+      }
+    })
+
     it('keeps at most the count removeOnComplete names, however many deliveries arrive', async () => {
       const bound = 5
       const { completed, keys } = await flood(queue(), { removeOnComplete: { age: 86_400, count: bound } })
