@@ -1,4 +1,4 @@
-import { DRAIN_IDLE_MS, DRAIN_MAX_BYTES, sign, type WebhookOptions } from '@hookguard/core'
+import { DRAIN_IDLE_MS, DRAIN_MAX_BYTES, type HandoffJob, type HandoffQueue, sign, type WebhookOptions } from '@hookguard/core'
 import { formatBasicAuthorization } from '@hookguard/core/adapter'
 import type { Reply } from '@hookguard/testkit/http'
 import {
@@ -14,6 +14,7 @@ import {
 } from '@hookguard/testkit/wire'
 import { describe, expect, it, type OnTestFinishedHandler } from 'vitest'
 import { type Served, startServed } from '../robustness/support/listening.ts'
+import { watchProcessFaults } from '../robustness/support/watch.ts'
 import { type AppFactory, factories, type Received } from '../support/apps.ts'
 
 // The contract's rule for connections, on the wire of every adapter that listens on a socket: after
@@ -296,6 +297,44 @@ describe.each(serverFactories)('$name', (factory) => {
     )
   })
 
+  // Not beside the others: a fault it catches is the process's, and belongs to this adapter alone.
+  describe('with a hand-off', () => {
+    it('survives a sender that drops the connection while its job is being queued: the job is queued, and the retry is told it is a duplicate', {
+      timeout: TEST_TIMEOUT,
+    }, async ({ onTestFinished }) => {
+      const faults = watchProcessFaults()
+      onTestFinished(() => faults.stop())
+      const held = heldQueue()
+      const { app, connection } = await connected(onTestFinished, factory, handing(held.queue))
+      await connection.write(await signedRequest(EVENT))
+      expect(await until(() => held.calls() === 1), 'the receiver called enqueue').toBe(true)
+      connection.destroy()
+      // The server's side of the close is not seen from here: a few turns on loopback let it arrive
+      // before the queue answers (were it later, the answer would still meet a closed socket).
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      held.release()
+      // The service heard nothing, so it delivers again: the job is there, and the copy adds none.
+      const retry = await connect(app.port as number)
+      onTestFinished(() => retry.destroy())
+      await retry.write(await signedRequest(EVENT))
+      expect(await until(() => held.calls() === 2), 'the retry reached the queue').toBe(true)
+      held.release()
+      const reply = await firstAnswer(retry)
+      expect(reply.status, reply.text).toBe(200)
+      expect(JSON.parse(reply.text)).toMatchObject({ duplicate: true })
+      expect(held.jobs.size).toBe(1)
+      expect(app.handled()).toBe(0)
+      // And the server goes on: a new delivery on the retry's connection is queued.
+      const other = '{"event":"customer.created","data":{"id":884212}}'
+      const answering = firstAnswer(retry)
+      await retry.write(await signedRequest(other))
+      expect(await until(() => held.calls() === 3)).toBe(true)
+      held.release()
+      expect((await answering).status).toBe(202)
+      expect(faults.seen(), 'unhandled rejections and uncaught exceptions').toEqual([])
+    })
+  })
+
   describe("with a Content-Length list, which Node's HTTP parser refuses before any app code runs", () => {
     const over = String(4 * LIMIT)
     it.for([
@@ -337,6 +376,45 @@ describe.each(serverFactories)('$name', (factory) => {
     )
   })
 })
+
+/**
+ * A queue as the hand-off sees it, whose answers the test holds: each `enqueue` keeps its job (by
+ * id, as a real queue does) and is answered when the test releases it, or never (`stuck`).
+ */
+function heldQueue({ stuck = false } = {}) {
+  const jobs = new Map<string, HandoffJob>()
+  const pending: (() => void)[] = []
+  let calls = 0
+  const queue: HandoffQueue = {
+    enqueue(job) {
+      calls += 1
+      const duplicate = jobs.has(job.id)
+      jobs.set(job.id, job)
+      if (stuck) return new Promise<never>(() => {})
+      return new Promise((resolve) => pending.push(() => resolve({ jobId: job.id, duplicate })))
+    },
+  }
+  const release = () => {
+    for (const answer of pending.splice(0)) answer()
+  }
+  return { queue, jobs, calls: () => calls, release }
+}
+
+const HANDOFF_TIMEOUT = 200
+const handing = (queue: HandoffQueue): WebhookOptions => ({
+  auth: { mode: 'secret', secret: SECRET },
+  maxBodySize: MIB,
+  handoff: { queue, timeout: HANDOFF_TIMEOUT },
+})
+const signedRequest = async (body: string) =>
+  `${head('POST', '/hooks', [...JSON_TYPE, [SIGNATURE, await sign(body, SECRET)], ['Content-Length', String(body.length)]])}${body}`
+
+/** Waits, at most `ms`, until `done()` holds; false when it never did. */
+async function until(done: () => boolean, ms = TEST_TIMEOUT / 2): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5))
+  return done()
+}
 
 // The cases a receiver answers only once its idle bound has passed: each waits the real bound (the
 // wait is what they check), so all of them, for every adapter, wait side by side.
@@ -382,6 +460,40 @@ describe.concurrent.each(serverFactories)('$name', (factory) => {
         expect(app.handled()).toBe(0)
       },
     )
+  })
+
+  describe('with a hand-off', () => {
+    // Within the limit, and more than a socket's buffer takes at once: the sender is still writing
+    // while the receiver reads, and has written it all by the time the queue is waited for.
+    const padded = JSON.stringify({ event: 'customer.created', data: { id: 884211, note: 'x'.repeat(96 * KIB) } })
+
+    it(`answers 503 queue_unavailable after handoff.timeout to a sender that writes first, when the queue never answers, and keeps the connection for the next delivery`, {
+      timeout: TEST_TIMEOUT,
+    }, async ({ onTestFinished }) => {
+      const ROUNDS = 5
+      const held = heldQueue({ stuck: true })
+      const app = await served(onTestFinished, factory, handing(held.queue))
+      const request = [await signedRequest(padded)]
+      const started = Date.now()
+      const results = await writeFirstRounds(app.port as number, {
+        rounds: ROUNDS,
+        request,
+        next: [await signedRequest(EVENT)],
+        budgetMs: 8_000,
+      })
+      const summary = describeRounds(results, ROUNDS)
+      expect(results.filter(({ reply }) => reply?.status === 503).length, summary).toBe(ROUNDS)
+      for (const { reply, after } of results) {
+        expectRefusal(reply as Reply, 503, 'queue_unavailable')
+        expect((reply as Reply).headers['retry-after']).toBe('5')
+        // Not held open waiting for the queue: the connection carries the next delivery, which
+        // the queue leaves unanswered too.
+        expect(after?.outcome === 'kept' ? after.next.status : after, summary).toBe(503)
+      }
+      expect(Date.now() - started, 'each answer came at the timeout, not at a stall').toBeGreaterThanOrEqual(2 * ROUNDS * HANDOFF_TIMEOUT)
+      expect(held.calls()).toBe(2 * ROUNDS)
+      expect(app.handled()).toBe(0)
+    })
   })
 
   describe('after an early 401, for a sender that stops sending its body', () => {

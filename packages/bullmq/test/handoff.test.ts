@@ -1,16 +1,21 @@
-import { type HandoffJob, type QueuedDelivery, type StandardSchemaV1, WebhookError } from '@hookguard/core'
+import { randomUUID } from 'node:crypto'
+import { createReceiver, type HandoffJob, type QueuedDelivery, type StandardSchemaV1, sign, WebhookError } from '@hookguard/core'
 import { redisDedupeStore } from '@hookguard/redis'
+import { expectNoPlacedCredential, sendEveryPlace } from '@hookguard/testkit/credentials'
+import type { Outgoing } from '@hookguard/testkit/exchange'
 import { type RedisServer, startRedis } from '@hookguard/testkit/redis-server'
 import type { Job, Queue, Worker } from 'bullmq'
+import fc from 'fast-check'
 import type { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createWorker, DEFAULT_JOB_OPTIONS, type DeadLetter, handoff } from '../src/index.ts'
+import { createWorker, DEFAULT_JOB_OPTIONS, type DeadLetter, type HandoffJobOptions, handoff } from '../src/index.ts'
 import { closeQueue, receiverApp, SECRET, signed, uniqueQueue, until, workerConnection } from './support.ts'
 
 // The hand-off on a real BullMQ queue over a real redis-server, through a real Express app; the
 // worker in this process. The same under faults, with worker and receiver processes: faults.test.ts.
 
 const EVENT = '{"event":"order.paid","data":{"orderNo":"SO-7731","note":"two  spaces"}}'
+const JSON_HEADERS = { 'content-type': 'application/json' }
 
 /** Accepts `{ data: { amount: number } }`, refuses the rest: a schema as any Standard Schema library makes it. */
 const amountSchema: StandardSchemaV1<unknown, { event: string; data: { amount: number } }> = {
@@ -191,7 +196,10 @@ describe('handoff() through an Express receiver', () => {
   it('answers 503 queue_unavailable, and queues nothing, for a job BullMQ refuses', async () => {
     const jobs = queue()
     // BullMQ takes priorities up to 2 097 152 and throws before sending anything to Redis.
-    const receiver = await app({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs, { jobOptions: { priority: 3_000_000 } }) })
+    const receiver = await app({
+      auth: { mode: 'secret', secret: SECRET },
+      handoff: handoff(jobs, { jobOptions: { priority: 3_000_000 } }),
+    })
     const reply = await receiver.send(await signed(EVENT))
     expect(reply.status).toBe(503)
     expect(JSON.parse(reply.text)).toMatchObject({ error: 'queue_unavailable' })
@@ -263,6 +271,59 @@ describe('createWorker', () => {
       const job = await jobs.getJob(id)
       expect(await job?.getState()).toBe('failed')
       expect(job?.attemptsMade).toBe(1)
+    }
+  })
+
+  it('dead-letters refused and failed jobs with no credential a sender put anywhere, in modes none and oauth2', async () => {
+    const jobs = queue()
+    const dead = queue()
+    const oauth = { mode: 'oauth2' as const, appId: 'app-dead', secret: 'oauth-dead-letter-CANARY-4b1e' }
+    const issued = await createReceiver({ auth: oauth }, { role: 'token' }).token({
+      method: 'GET',
+      url: `https://app.example/token?appid=${oauth.appId}&secret=${oauth.secret}&grant_type=client_credentials`,
+      headers: {},
+      body: null,
+    })
+    const token = (JSON.parse(issued.body) as { access_token: string }).access_token
+    // One attempt: a handler that fails is dead-lettered at once, as after its last.
+    const handing = handoff(jobs, { jobOptions: { attempts: 1 } })
+    const receivers = {
+      none: createReceiver({ auth: { mode: 'none' }, handoff: handing }),
+      oauth2: createReceiver({ auth: oauth, handoff: handing }),
+    }
+    const modes = [{ mode: 'none' as const }, { mode: 'oauth2' as const, token }].map((credential) => ({
+      credential,
+      send: ({ method = 'POST', path, headers = {}, body }: Outgoing) =>
+        receivers[credential.mode].verify({ method, url: `https://app.example${path}`, headers, body: body ?? null }),
+    }))
+    await sendEveryPlace(modes)
+    const queued = await jobs.count()
+    expect(queued).toBeGreaterThan(10)
+    // The JSON deliveries are poison (the worker's schema refuses them); the forms fail in the handler.
+    const noJsonData: StandardSchemaV1<unknown, unknown> = {
+      '~standard': {
+        version: 1,
+        vendor: 'test',
+        validate: (value: unknown) =>
+          typeof (value as { data?: unknown }).data === 'object' ? { issues: [{ message: 'data is refused', path: ['data'] }] } : { value },
+      },
+    }
+    worker(
+      jobs,
+      (delivery) => {
+        throw new Error(`the handler failed on ${delivery.headers['x-request-id']}`)
+      },
+      { connection: connection(), schema: noJsonData, deadLetter: dead },
+    )
+    const letters = await until(async () => {
+      const found = await deadLetters(dead)
+      return found.length === queued ? found : undefined
+    }, `${queued} dead letters`)
+    expect(new Set(letters.map((letter) => letter.error.startsWith('the handler failed')))).toEqual(new Set([true, false]))
+    for (const letter of letters) {
+      const job = letter.job as HandoffJob
+      const text = `${JSON.stringify(letter)}\n${Buffer.from(job.rawBody, 'base64').toString('latin1')}`
+      expectNoPlacedCredential(text, `the dead letter of ${job.mode} ${job.headers['x-request-id']}`, [oauth.secret, token])
     }
   })
 
@@ -345,6 +406,64 @@ describe('createWorker', () => {
     expect(ranAt - began).toBeLessThan(3_000)
   })
 
+  describe("what unauthenticated deliveries leave in Redis (mode 'none', where anyone can queue)", () => {
+    const DELIVERIES = 40
+    /** Sends `count` distinct deliveries through a receiver in mode none, and lets a worker complete them. */
+    async function flood(jobs: Queue, jobOptions?: HandoffJobOptions) {
+      const receiver = createReceiver({ auth: { mode: 'none' }, handoff: handoff(jobs, jobOptions && { jobOptions }) })
+      for (let i = 0; i < DELIVERIES; i++) {
+        const body = JSON.stringify({ event: 'flood', data: { i, pad: 'x'.repeat(512) } })
+        const answer = await receiver.verify({ method: 'POST', url: 'https://app.example/hooks', headers: JSON_HEADERS, body })
+        expect(answer.ok === false && answer.response.status).toBe(202)
+      }
+      let done = 0
+      worker(jobs, () => {}, { connection: connection(), concurrency: 8 }).on('completed', () => {
+        done += 1
+      })
+      await until(async () => (done === DELIVERIES ? true : undefined), `${DELIVERIES} jobs completed`, 10_000)
+      // The keys of the queue's jobs (each job a hash of its own), as Redis holds them.
+      const keys = await connection().keys(`bull:${jobs.name}:hg-*`)
+      return { completed: await jobs.getCompletedCount(), keys: keys.length }
+    }
+
+    it('keeps every completed job by default, bounded by age only (24 h): one kept job per delivery', async () => {
+      expect(await flood(queue())).toEqual({ completed: DELIVERIES, keys: DELIVERIES })
+    })
+
+    it('lets the waiting jobs, which no removal option bounds, grow only to Redis’s maxmemory: then 503, and no job queued before is lost', async () => {
+      const own = await startRedis({ own: true })
+      const admin = workerConnection(own.url)
+      const jobs = uniqueQueue(own.url)
+      try {
+        await jobs.waitUntilReady()
+        await admin.config('SET', 'maxmemory-policy', 'noeviction')
+        await admin.config('SET', 'maxmemory', String(3 * 1024 * 1024))
+        // No worker: a sender faster than the workers.
+        const receiver = createReceiver({ auth: { mode: 'none' }, handoff: handoff(jobs) })
+        const statuses: number[] = []
+        for (let i = 0; i < 120; i++) {
+          const body = JSON.stringify({ event: 'flood', data: { i, pad: 'x'.repeat(16 * 1024) } })
+          const answer = await receiver.verify({ method: 'POST', url: 'https://app.example/hooks', headers: JSON_HEADERS, body })
+          statuses.push(answer.ok ? 200 : answer.response.status)
+        }
+        const queued = statuses.filter((status) => status === 202).length
+        expect(new Set(statuses)).toEqual(new Set([202, 503]))
+        expect(await jobs.getWaitingCount()).toBe(queued)
+      } finally {
+        await closeQueue(jobs)
+        admin.disconnect()
+        await own.stop()
+      }
+    })
+
+    it('keeps at most the count removeOnComplete names, however many deliveries arrive', async () => {
+      const bound = 5
+      const { completed, keys } = await flood(queue(), { removeOnComplete: { age: 86_400, count: bound } })
+      expect(completed).toBeLessThanOrEqual(bound)
+      expect(keys).toBeLessThanOrEqual(bound)
+    })
+  })
+
   it('refuses bad options at setup', () => {
     expect(() => createWorker('q', (() => {}) as never, { connection: connection(), ttl: 0 })).toThrow(
       /^@hookguard\/bullmq: createWorker ttl/,
@@ -371,4 +490,102 @@ describe('createWorker', () => {
     await until(async () => ((await jobs.getJobCounts('completed')).completed === 1 ? true : undefined), 'the job to complete')
     expect(runs).toBe(2)
   })
+})
+
+// The fault property of docs/handoff.md's "What once means", in this process and on this file's
+// redis-server, in a few seconds: a bounded number of seeded schedules; the worker processes,
+// Redis restarts and three receiver processes are faults.test.ts's.
+describe('each delivery once, under faults at random points (seeded)', () => {
+  /** Deliveries, each sent in copies and failing its first attempts; Redis paused for writes a while; the worker closed mid-job. */
+  const schedules = fc.record({
+    deliveries: fc.array(fc.record({ copies: fc.integer({ min: 1, max: 3 }), failTimes: fc.integer({ min: 0, max: 2 }) }), {
+      minLength: 2,
+      maxLength: 5,
+    }),
+    pause: fc.option(fc.record({ afterMs: fc.integer({ min: 0, max: 40 }), forMs: fc.integer({ min: 100, max: 400 }) }), {
+      nil: undefined,
+    }),
+    closeMidJob: fc.option(fc.nat(), { nil: undefined }),
+  })
+  type Schedule = typeof schedules extends fc.Arbitrary<infer T> ? T : never
+
+  async function play({ deliveries, pause, closeMidJob }: Schedule): Promise<void> {
+    const name = `hooks-faults-${randomUUID().slice(0, 8)}`
+    const jobs = queue(name)
+    const store = redisDedupeStore(connection(), { prefix: `${name}:dedupe:` })
+    // Two receivers over connections of their own, as two processes; a short timeout, so that a pause answers 503.
+    const receivers = [queue(name), queue(name)].map((each) =>
+      createReceiver({
+        auth: { mode: 'secret', secret: SECRET },
+        handoff: handoff(each, { timeout: 250, jobOptions: { attempts: 4, backoff: { type: 'fixed', delay: 20 } } }),
+      }),
+    )
+    const ids = deliveries.map((_, at) => `d-${at}`)
+    const held = closeMidJob === undefined ? undefined : ids[closeMidJob % ids.length]
+    const attempts = new Map<string, number>()
+    const successes = new Map<string, number>()
+    let started: () => void = () => {}
+    const holdStarted = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    let letGo: () => void = () => {}
+    const gate = new Promise<void>((resolve) => {
+      letGo = resolve
+    })
+    const handler = async (delivery: QueuedDelivery) => {
+      const { id } = (delivery.payload as { data: { id: string } }).data
+      const attempt = (attempts.get(id) ?? 0) + 1
+      attempts.set(id, attempt)
+      if (id === held && attempt === 1) {
+        started()
+        await gate
+      }
+      if (attempt <= (deliveries[ids.indexOf(id)]?.failTimes ?? 0)) throw new Error(`failure ${attempt} of ${id}`)
+      successes.set(id, (successes.get(id) ?? 0) + 1)
+    }
+    const options = { connection: connection(), store, processingTtl: 2, lockDuration: 600, stalledInterval: 300 }
+    const first = worker(jobs, handler, options)
+
+    const sending = deliveries.flatMap(({ copies }, at) =>
+      Array.from({ length: copies }, async (_, copy) => {
+        const body = JSON.stringify({ event: 'order.paid', data: { id: ids[at] } })
+        const headers = { 'content-type': 'application/json', 'x-service-hmac-signature': await sign(body, SECRET) }
+        const receiver = receivers[copy % 2] as (typeof receivers)[number]
+        // The service's retries: until a 2xx, a few tens of milliseconds apart.
+        for (let attempt = 0; attempt < 60; attempt++) {
+          const answer = await receiver.verify({ method: 'POST', url: 'https://app.example/hooks', headers, body })
+          const status = answer.ok ? 0 : answer.response.status
+          if (status >= 200 && status < 300) return status
+          expect([409, 503]).toContain(status)
+          await new Promise((resolve) => setTimeout(resolve, 30))
+        }
+        throw new Error(`${ids[at]} copy ${copy} never accepted`)
+      }),
+    )
+    if (pause !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, pause.afterMs))
+      await connection().call('CLIENT', 'PAUSE', String(pause.forMs), 'WRITE')
+    }
+    if (held !== undefined) {
+      await holdStarted
+      await first.close(true)
+      letGo()
+      worker(jobs, handler, { ...options, connection: connection() })
+    }
+    const statuses = await Promise.all(sending)
+    // Exactly one copy's enqueue added each job, unless a timed-out first enqueue added it (then none says 202).
+    expect(statuses.filter((status) => status === 202).length).toBeLessThanOrEqual(ids.length)
+    await until(
+      async () => ((await jobs.getCompletedCount()) === ids.length && ids.every((id) => successes.has(id)) ? true : undefined),
+      'every delivery handled',
+      8_000,
+    )
+    expect(Object.fromEntries(successes)).toEqual(Object.fromEntries(ids.map((id) => [id, 1])))
+    const counts = await jobs.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed')
+    expect(counts).toEqual({ waiting: 0, active: 0, delayed: 0, completed: ids.length, failed: 0 })
+  }
+
+  it('runs each handler to success exactly once, and queues one job per delivery', async () => {
+    await fc.assert(fc.asyncProperty(schedules, play), { numRuns: 4, seed: 20_261_128, endOnFailure: true })
+  }, 30_000)
 })

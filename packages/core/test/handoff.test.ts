@@ -9,6 +9,8 @@ import {
   runOnce,
   sign,
 } from '@hookguard/core'
+import { CREDENTIAL_PLACES, expectNoPlacedCredential, PLACED_BASIC, sendEveryPlace } from '@hookguard/testkit/credentials'
+import type { Outgoing } from '@hookguard/testkit/exchange'
 import { describe, expect, it } from 'vitest'
 
 const SECRET = 'whsec-handoff-core-8d1f'
@@ -26,6 +28,44 @@ function holdingQueue(): HandoffQueue & { jobs: HandoffJob[] } {
     },
   }
 }
+
+const FORM = 'application/x-www-form-urlencoded'
+
+/**
+ * A receiver in each mode handing off to `queue`, with what a sender authenticates with there, and
+ * those credentials themselves (the secret, the signature's key, the token), which no job may hold.
+ */
+async function placedModes(queue: HandoffQueue) {
+  const oauth = { mode: 'oauth2' as const, appId: 'app-placed', secret: 'oauth-placed-CANARY-secret-0c7' }
+  const issued = await createReceiver({ auth: oauth }, { role: 'token' }).token({
+    method: 'GET',
+    url: `https://app.example/token?appid=${oauth.appId}&secret=${oauth.secret}&grant_type=client_credentials`,
+    headers: {},
+    body: null,
+  })
+  const token = (JSON.parse(issued.body) as { access_token: string }).access_token
+  const authorization = `Basic ${btoa(`${PLACED_BASIC.username}:${PLACED_BASIC.password}`)}`
+  const receivers = {
+    none: createReceiver({ auth: { mode: 'none' }, handoff: { queue } }),
+    basic: createReceiver({ auth: { mode: 'basic', ...PLACED_BASIC }, handoff: { queue } }),
+    secret: createReceiver({ auth: { mode: 'secret', secret: SECRET }, handoff: { queue } }),
+    oauth2: createReceiver({ auth: oauth, handoff: { queue } }),
+  }
+  const modes = [
+    { credential: { mode: 'none' as const } },
+    { credential: { mode: 'basic' as const, authorization } },
+    { credential: { mode: 'secret' as const, sign: (body: string) => sign(body, SECRET) } },
+    { credential: { mode: 'oauth2' as const, token } },
+  ].map(({ credential }) => ({
+    credential,
+    send: ({ method = 'POST', path, headers = {}, body }: Outgoing) =>
+      receivers[credential.mode].verify({ method, url: `https://app.example${path}`, headers, body: body ?? null }),
+  }))
+  return { modes, credentials: [SECRET, oauth.secret, token, authorization.slice('Basic '.length)] }
+}
+
+/** All a job holds, as text: its JSON and the bytes its base64 stands for. */
+const jobText = (job: HandoffJob) => `${JSON.stringify(job)}\n${Buffer.from(job.rawBody, 'base64').toString('latin1')}`
 
 const post = (body: string, headers: Record<string, string>, url = 'https://app.example/hooks') => ({
   method: 'POST',
@@ -80,6 +120,26 @@ describe('handoff: the job', () => {
     // so are the bytes the job keeps.
     expect(oauth.jobs[2]?.payload).toEqual({ event: 'form.sent' })
     expect(new TextDecoder().decode(Uint8Array.from(atob(oauth.jobs[2]?.rawBody ?? ''), (c) => c.charCodeAt(0)))).toBe('event=form.sent')
+  })
+})
+
+describe('handoff: a credential a sender puts anywhere', () => {
+  it('appears in no job, in any mode: not the place’s canary, not the mode’s own credential', async () => {
+    const queue = holdingQueue()
+    const { modes, credentials } = await placedModes(queue)
+    await sendEveryPlace(modes)
+    const inMode = (mode: string) => queue.jobs.filter((job) => job.mode === mode)
+    // Modes none and secret queue every JSON delivery; basic all but the two whose own Authorization
+    // (Bearer, no scheme) replaces the receiver's; oauth2 each form too, whose second access_token
+    // field the job must drop as well as the first. Every place reached a job, so none is unchecked.
+    const json = CREDENTIAL_PLACES.filter((place) => !place.request.path.startsWith('/token') && place.request.body === undefined)
+    const forms = CREDENTIAL_PLACES.filter((place) => place.request.body?.startsWith('event=ping&'))
+    expect(inMode('none')).toHaveLength(json.length)
+    expect(inMode('secret')).toHaveLength(json.length)
+    expect(inMode('basic').length).toBe(json.length - 2)
+    expect(inMode('oauth2').filter((job) => job.headers['content-type'] === FORM)).toHaveLength(forms.length)
+    for (const job of queue.jobs)
+      expectNoPlacedCredential(jobText(job), `the ${job.mode} job of ${job.headers['x-request-id']}`, credentials)
   })
 })
 

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { CREDENTIAL_PLACES, type CredentialPlace, encodedForms, PLACED_APP_ID } from '@hookguard/testkit/credentials'
 import { afterEach, describe, expect, it } from 'vitest'
 import { inspectCommand } from '../src/command.ts'
 import { cleanup, nodeApp, send } from './helpers.ts'
@@ -10,7 +11,8 @@ import { cleanup, nodeApp, send } from './helpers.ts'
  * canary value, unique to its place, must appear in none. The places are requests sent to a
  * running `hookguard inspect`; the outputs are read the way a user reads them (the page's API,
  * its event stream, each export through the API, `--json` and the terminal lines). A new place
- * or a new output is one row.
+ * or a new output is one row (the places are shared: the hand-off's jobs and dead letters are
+ * checked for the same ones).
  */
 
 afterEach(cleanup)
@@ -19,123 +21,20 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
 })
 
-const APP_ID = 'app-outputs-1'
+const APP_ID = PLACED_APP_ID
 const APP_SECRET = 'app-secret-for-outputs-0123456789'
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
-const FORM = 'application/x-www-form-urlencoded'
 
 /** The app's answer to every request: a token answer, as a token address gives (`/token/` is recorded as a delivery). */
 const APP_COOKIE = 'canary-app-cookie-0a3'
 const ANSWER = { access_token: 'canary-answer-access-0a1', refresh_token: 'canary-answer-refresh-0a2', expires_in: 7200 }
 
-interface Place {
-  name: string
-  canary: string
-  request: { method?: string; path: string; headers?: Record<string, string>; body?: string }
-}
-
-const PLACES: Place[] = [
-  { name: 'query access_token', canary: 'canary-query-token-1q1', request: { path: '/hooks?access_token=canary-query-token-1q1' } },
-  { name: 'query password', canary: 'canary-query-password-1q2', request: { path: '/hooks?x=1&password=canary-query-password-1q2' } },
-  { name: 'query client_secret', canary: 'canary-query-client-1q3', request: { path: '/hooks?client_secret=canary-query-client-1q3' } },
-  {
-    name: 'Authorization: Basic',
-    canary: 'canary-basic-password-1b1',
-    request: { path: '/hooks', headers: { authorization: basic('hook-user', 'canary-basic-password-1b1') } },
-  },
-  {
-    name: 'Proxy-Authorization: Basic',
-    canary: 'canary-proxy-password-1b2',
-    request: { path: '/hooks', headers: { 'proxy-authorization': basic('proxy-user', 'canary-proxy-password-1b2') } },
-  },
-  {
-    name: 'Authorization: Bearer',
-    canary: 'canary-bearer-token-1b3',
-    request: { path: '/hooks', headers: { authorization: 'Bearer canary-bearer-token-1b3' } },
-  },
-  { name: 'Cookie', canary: 'canary-cookie-1c1', request: { path: '/hooks', headers: { cookie: 'session=canary-cookie-1c1; a=b' } } },
-  // A credential with no scheme before it, where the first word is all there is.
-  {
-    name: 'Authorization, no scheme',
-    canary: 'canary-bare-auth-1a1',
-    request: { path: '/hooks', headers: { authorization: 'canary-bare-auth-1a1' } },
-  },
-  {
-    name: 'Set-Cookie sent by the sender',
-    canary: 'canary-sender-set-cookie-1c2',
-    request: { path: '/hooks', headers: { 'set-cookie': 's=canary-sender-set-cookie-1c2' } },
-  },
-  {
-    name: 'X-Api-Key',
-    canary: 'canary-api-key-header-1k1',
-    request: { path: '/hooks', headers: { 'x-api-key': 'canary-api-key-header-1k1' } },
-  },
-  {
-    name: 'X-Auth-Token',
-    canary: 'canary-auth-token-header-1k2',
-    request: { path: '/hooks', headers: { 'x-auth-token': 'canary-auth-token-header-1k2' } },
-  },
-  ...['token', 'id_token', 'passwd', 'api_key', 'apikey'].map((name, index) => ({
-    name: `query ${name}`,
-    canary: `canary-query-${index}-1n${index}`,
-    request: { path: `/hooks?event=ping&${name}=canary-query-${index}-1n${index}` },
-  })),
-  {
-    name: 'token request: JSON id_token',
-    canary: 'canary-json-id-token-1j1',
-    request: {
-      path: '/token',
-      headers: { 'content-type': 'application/json' },
-      body: '{"appid":"x","id_token":"canary-json-id-token-1j1"}',
-    },
-  },
-  ...(['access_token', 'client_secret', 'password', 'secret', 'refresh_token', 'access%5Ftoken'] as const).map((field, index) => ({
-    name: `form field ${field}`,
-    canary: `canary-form-${index}-1f${index}`,
-    request: { path: '/hooks', headers: { 'content-type': FORM }, body: `event=ping&${field}=canary-form-${index}-1f${index}&n=1` },
-  })),
-  {
-    name: 'token request: query secret=',
-    canary: 'canary-token-query-secret-1t1',
-    request: { method: 'GET', path: `/token?appid=${APP_ID}&secret=canary-token-query-secret-1t1&grant_type=client_credentials` },
-  },
-  {
-    name: 'token request: form client_secret',
-    canary: 'canary-token-form-secret-1t2',
-    request: {
-      path: '/token',
-      headers: { 'content-type': FORM },
-      body: `grant_type=client_credentials&client_id=${APP_ID}&client_secret=canary-token-form-secret-1t2`,
-    },
-  },
-  {
-    name: 'token request: client_secret_basic',
-    canary: 'canary-token-basic-secret-1t3',
-    request: {
-      path: '/token',
-      headers: { 'content-type': FORM, authorization: basic(APP_ID, 'canary-token-basic-secret-1t3') },
-      body: 'grant_type=client_credentials',
-    },
-  },
-  {
-    name: 'token request: JSON body secret',
-    canary: 'canary-token-json-secret-1t4',
-    request: {
-      path: '/token',
-      headers: { 'content-type': 'application/json' },
-      body: `{"appid":"${APP_ID}","secret":"canary-token-json-secret-1t4","grant_type":"client_credentials"}`,
-    },
-  },
+/** The places every output is checked for (the shared table), and the inspector's own: what the app answered. */
+const PLACES: CredentialPlace[] = [
+  ...CREDENTIAL_PLACES,
   { name: 'the app’s answer: Set-Cookie', canary: APP_COOKIE, request: { path: '/hooks', body: '{}' } },
   { name: 'the oauth token answer: access_token', canary: ANSWER.access_token, request: { path: '/token/', body: '{}' } },
   { name: 'the oauth token answer: refresh_token', canary: ANSWER.refresh_token, request: { path: '/token/', body: '{}' } },
 ]
-
-/** Base64 of a Basic credential holds the password only encoded: look for that too. */
-const encodedForms = (place: Place): string[] => {
-  const auth = place.request.headers?.authorization ?? place.request.headers?.['proxy-authorization']
-  return auth?.startsWith('Basic ') ? [auth.slice('Basic '.length)] : []
-}
 
 interface Running {
   lines: string[]
