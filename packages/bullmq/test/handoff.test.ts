@@ -191,7 +191,10 @@ describe('handoff() through an Express receiver', () => {
   it('answers 503 queue_unavailable, and queues nothing, for a job BullMQ refuses', async () => {
     const jobs = queue()
     // BullMQ takes priorities up to 2 097 152 and throws before sending anything to Redis.
-    const receiver = await app({ auth: { mode: 'secret', secret: SECRET }, handoff: handoff(jobs, { jobOptions: { priority: 3_000_000 } }) })
+    const receiver = await app({
+      auth: { mode: 'secret', secret: SECRET },
+      handoff: handoff(jobs, { jobOptions: { priority: 3_000_000 } }),
+    })
     const reply = await receiver.send(await signed(EVENT))
     expect(reply.status).toBe(503)
     expect(JSON.parse(reply.text)).toMatchObject({ error: 'queue_unavailable' })

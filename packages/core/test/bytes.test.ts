@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { fromBase64, fromBase64Url, fromHex, occursMoreThan, toBase64Url } from '../src/bytes.ts'
 import { toBase64 as toBase64Node } from '../src/bytes-platform/node.ts'
 import { toBase64 as toBase64Web } from '../src/bytes-platform/web.ts'
-import { fromBase64, fromBase64Url, fromHex, occursMoreThan, toBase64Url } from '../src/bytes.ts'
 
 // The decoders that stand between a sender's text and a comparison: each refuses, rather than
 // repairs, what is not exactly its own alphabet, so no two spellings decode to the same bytes.
@@ -29,7 +29,10 @@ describe('toBase64', () => {
     ['node', toBase64Node],
     ['web', toBase64Web],
   ])('%s: the reference base64 of any bytes, a view or whole', (_, toBase64) => {
-    fc.assert(fc.property(views, (bytes) => toBase64(bytes) === reference(bytes)), { numRuns: 200 })
+    fc.assert(
+      fc.property(views, (bytes) => toBase64(bytes) === reference(bytes)),
+      { numRuns: 200 },
+    )
     const large = new Uint8Array(3 * 0x2000 + 7).map((_, i) => (i * 31) & 0xff)
     expect(toBase64(large)).toBe(reference(large))
   })
