@@ -54,7 +54,11 @@ export default defineConfig({
     // timeouts, not CPU, so three files run at once; the CPU-bound checks that judge speed do so by
     // the process's own CPU time (complexity.test.ts), which other workers do not disturb. The
     // adapters' and the conformance projects also set `isolate: false`: a fresh worker for each file
-    // loaded every framework again, a fifth of the suite's CPU time.
+    // loaded every framework again, a fifth of the suite's CPU time. The projects whose tests run all
+    // in the worker and judge nothing by the process's CPU time (the adapters', the client's, the
+    // Workers store's) run in worker threads (`pool: 'threads'`), which start for less CPU than a
+    // forked process: about a seventh of those projects' CPU time. A test that judges speed by
+    // `process.cpuUsage()` stays in a forked process, where no other worker's CPU is counted.
     maxWorkers: 3,
     sequence: { sequencer: LongFirst },
     projects: [

@@ -15,7 +15,7 @@ const read = (file: string) => (existsSync(join(ROOT, file)) ? readFileSync(join
 /** The text of a page from the heading `heading` to the next heading of its level or above. */
 function section(markdown: string, heading: string): string {
   const lines = markdown.split('\n')
-  const start = lines.findIndex((line) => line === heading)
+  const start = lines.indexOf(heading)
   if (start === -1) return ''
   const level = (heading.match(/^#+/)?.[0] ?? '').length
   const end = lines.findIndex((line, i) => i > start && /^#+ /.test(line) && (line.match(/^#+/)?.[0] ?? '').length <= level)

@@ -7,5 +7,5 @@ import { sourceResolution } from '../../vitest.shared.ts'
 // (runtimes/dedupe-workerd.ts, `pnpm test:runtimes --only=workerd`).
 export default defineProject({
   ...sourceResolution,
-  test: { name: 'cloudflare', include: ['test/**/*.test.ts'], isolate: false },
+  test: { name: 'cloudflare', include: ['test/**/*.test.ts'], isolate: false, pool: 'threads' },
 })
