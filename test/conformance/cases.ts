@@ -82,9 +82,11 @@ const secretOptions = (secret: SecretAuth['secret']): WebhookOptions => ({ auth:
 const basicOptions = (auth: Partial<Extract<WebhookAuth, { mode: 'basic' }>> = {}): WebhookOptions => ({
   auth: { mode: 'basic', ...BASIC, ...auth } as WebhookAuth,
 })
+// One function for every app: apps with equal options are shared across a file's tests.
+const readClock = () => clock.now
 const oauthOptions = (auth: Partial<Extract<WebhookAuth, { mode: 'oauth2' }>> = {}): WebhookOptions => ({
   auth: { ...OAUTH, ...auth },
-  clock: () => clock.now,
+  clock: readClock,
 })
 const noneOptions = (extra: Omit<WebhookOptions, 'auth'> = {}): WebhookOptions => ({ auth: { mode: 'none' }, ...extra })
 

@@ -1,7 +1,8 @@
+import type { WebhookOptions } from '@hookguard/core'
 import { sensitive } from '@hookguard/testkit/fetch'
 import type { Outgoing, Reply } from '@hookguard/testkit/http'
 import { expect } from 'vitest'
-import type { AppFactory, Received } from '../support/apps.ts'
+import type { App, AppFactory, Received } from '../support/apps.ts'
 import { type Case, type Expected, SECRETS } from './cases.ts'
 
 /** What a row of the conformance table must see: the status, headers, payload or refusal it names, and nothing sensitive. */
@@ -42,10 +43,17 @@ export function check(reply: Reply, expected: Expected, seen: { mode: string; ha
   }
 }
 
-/** Starts an app for one row, runs the row against it and checks its answer, and closes the app. */
-export async function runRow(row: Case, factory: AppFactory): Promise<void> {
+/**
+ * Starts an app for one row (or takes one from `start`, such as a shared app), runs the row against
+ * it and checks its answer, and closes the app.
+ */
+export async function runRow(
+  row: Case,
+  factory: AppFactory,
+  start: (factory: AppFactory, options: WebhookOptions) => Promise<App> = (f, o) => f.start(o),
+): Promise<void> {
   const options = row.options()
-  const app = await factory.start(options)
+  const app = await start(factory, options)
   const sent: Outgoing[] = []
   try {
     const reply = await row.send({

@@ -1,6 +1,7 @@
 import type { Reply } from '@hookguard/testkit/http'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeEach, describe, expect, it } from 'vitest'
 import { factories } from '../support/apps.ts'
+import { fromNow, sharedApps } from '../support/shared-apps.ts'
 import { catalogue, clock, expectationFor, START, type Wire } from './catalogue.ts'
 import { checkReply, healthyRequest, recordingWire, sensitiveFrom, settle } from './support/checks.ts'
 import { startServed } from './support/listening.ts'
@@ -16,6 +17,9 @@ beforeEach(() => {
 })
 
 describe.each(factories)('$name', (factory) => {
+  // Each row then checks that the next delivery is still served: the app it leaves is the next row's.
+  const apps = sharedApps(startServed, fromNow)
+  afterAll(() => apps.closeAll())
   for (const section of catalogue) {
     // A cell that cannot exist in process says why in the table (row.inProcess); the test at the
     // end holds each such reason to account.
@@ -28,7 +32,7 @@ describe.each(factories)('$name', (factory) => {
       for (const { row, expected } of cells) {
         it(row.name, async () => {
           const options = row.options()
-          const app = await startServed(factory, options)
+          const app = await apps.take(factory, options)
           const { wire, sent, sensitive } = recordingWire(app, 'hookguard')
           try {
             const output = captureOutput()

@@ -87,7 +87,9 @@ export const secretOptions = (extra: Omit<WebhookOptions, 'auth'> = {}): Webhook
   ...extra,
 })
 export const basicOptions = (): WebhookOptions => ({ auth: { mode: 'basic', ...BASIC } })
-export const oauthOptions = (auth: Partial<OAuth2Auth> = {}): WebhookOptions => ({ auth: { ...OAUTH, ...auth }, clock: () => clock.now })
+// One function for every app: apps with equal options are shared across a file's tests.
+const readClock = () => clock.now
+export const oauthOptions = (auth: Partial<OAuth2Auth> = {}): WebhookOptions => ({ auth: { ...OAUTH, ...auth }, clock: readClock })
 export const noneOptions = (extra: Omit<WebhookOptions, 'auth'> = {}): WebhookOptions => ({ auth: { mode: 'none' }, ...extra })
 
 export function post(body: string | Uint8Array, headers: Record<string, string> = {}, path = '/hooks'): Outgoing {

@@ -1,8 +1,9 @@
 import type { WebhookOptions } from '@hookguard/core'
 import type { Reply, Target } from '@hookguard/testkit/http'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeEach, describe, expect, it } from 'vitest'
 import * as conformance from '../conformance/cases.ts'
 import { factories } from '../support/apps.ts'
+import { fromNow, sharedApps } from '../support/shared-apps.ts'
 import { catalogue, clock, type Expected, expectationFor, START, type Wire } from './catalogue.ts'
 import { codeOf, recordingWire, sensitiveFrom, settle } from './support/checks.ts'
 import { type PassingApp, startPassing } from './support/listening.ts'
@@ -61,6 +62,9 @@ function expectNoLeak({ reply, app, sensitive, log }: Run, delivered: boolean): 
 }
 
 describe.each(factories)('$name, refusals handed to the framework', (factory) => {
+  const apps = sharedApps(startPassing, passingFromNow)
+  afterAll(() => apps.closeAll())
+
   describe('the catalogue of malformed requests', () => {
     for (const section of catalogue) {
       const cells = section.rows.flatMap((row) => {
@@ -73,7 +77,7 @@ describe.each(factories)('$name, refusals handed to the framework', (factory) =>
         for (const { row, expected } of cells) {
           it(`${row.name}: passes on ${refusalOf(expected) ?? 'nothing'}, and leaks nothing`, async () => {
             const options = row.options()
-            const app = await startPassing(factory, options)
+            const app = await apps.take(factory, options)
             try {
               const result = await run(app, options, row.send, refusalOf(expected))
               const exception = FRAMEWORK_ANSWERS.find((e) => e.factories.includes(factory.name) && e.refusal === refusalOf(expected))
@@ -100,7 +104,7 @@ describe.each(factories)('$name, refusals handed to the framework', (factory) =>
           const passedOn = isTokenAddress(row) ? undefined : row.expect.error
           it(`${row.name}: ${passedOn === undefined ? 'answers' : `passes on ${passedOn}`}, and leaks nothing`, async () => {
             const options = row.options()
-            const app = await startPassing(factory, options)
+            const app = await apps.take(factory, options)
             try {
               const target: Target = { send: app.send, close: app.close }
               const result = await run(app, options, (wire) => row.send({ send: wire.send, close: target.close }), passedOn)
@@ -122,6 +126,13 @@ describe.each(factories)('$name, refusals handed to the framework', (factory) =>
     }
   })
 })
+
+/** A test's view of a shared app: the handler runs, errors passed on and events from now on. */
+function passingFromNow(app: PassingApp): PassingApp {
+  const passedOn = app.passedOn().length
+  const events = app.events().length
+  return { ...fromNow(app), passedOn: () => app.passedOn().slice(passedOn), events: () => app.events().slice(events) }
+}
 
 /**
  * Where a framework's own error handler answers a passed-on refusal otherwise than hookguard
