@@ -52,6 +52,10 @@ class Needs {
     if (!this.#variables.has(variable)) this.#variables.set(variable, why)
   }
 
+  has(variable: string): boolean {
+    return this.#variables.has(variable)
+  }
+
   toString(): string {
     return [...this.#variables]
       .map(([variable, why]) => `# Needs ${variable} in the environment${why === '' ? '' : ` (${why})`}.\n`)
@@ -296,7 +300,12 @@ function credentialHeader(name: string, value: string, needs: Needs, differs: Di
   }
   if (name.toLowerCase() !== 'authorization') {
     // Cookies and headers such as X-Api-Key: under the sender's namespace, as a query's credentials are.
-    return `-H ${shellBytes(Buffer.from(`${name}: `, 'latin1'))}${read(sentVariable(name), 'a credential header received, left out here')}`
+    const variable = sentVariable(name)
+    // Names that read alike in capitals (`X-Secret`, `x_secret-`, or one header twice) read one
+    // variable, so this one sends what the first was given: said, since the recorded values may differ.
+    if (needs.has(variable))
+      differs.add(`header ${name}`, `its value is read from ${variable}, as an earlier credential's of a name alike is`)
+    return `-H ${shellBytes(Buffer.from(`${name}: `, 'latin1'))}${read(variable, 'a credential header received, left out here')}`
   }
   const user = curlBasic(name, value)
   if (user !== undefined) return `-u ${shellQuote(`${user}:`)}${read('HOOKGUARD_PASSWORD')}`

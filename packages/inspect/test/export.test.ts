@@ -345,6 +345,19 @@ describe('the reported cases, each as it was found', () => {
     })
   }
 
+  it('curl says so when two credential headers read one variable, their names alike in capitals or the same', () => {
+    for (const second of ['x_secret-', 'X-Secret']) {
+      const headers: [string, string][] = [
+        ['X-Secret', 'one'],
+        [second, 'two'],
+      ]
+      const text = toCurl(recordOf(new Uint8Array(), headers, { method: 'GET' }), { url: 'http://127.0.0.1:1' })
+      expect(text).toContain(`# Differs from the recording: header ${second}: its value is read from HOOKGUARD_SENT_X_SECRET`)
+    }
+    const alone = toCurl(recordOf(new Uint8Array(), [['X-Secret', 'one']], { method: 'GET' }), { url: 'http://127.0.0.1:1' })
+    expect(alone).not.toContain('# Differs from the recording: header X-Secret')
+  })
+
   it('curl sends a path with [1-40] or {a,b,c} once, as recorded', async () => {
     const app = await capturing()
     for (const url of ['/webhooks?page=[1-40]', '/{a,b,c}']) {
