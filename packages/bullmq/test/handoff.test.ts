@@ -29,6 +29,19 @@ const amountSchema: StandardSchemaV1<unknown, { event: string; data: { amount: n
   },
 }
 
+/** A job as the core makes one, of an empty delivery whose id repeats `pair`: for enqueues of one delivery at once. */
+const bareJob = (pair: string): HandoffJob => ({
+  id: `hg-${pair.repeat(32)}`,
+  key: 'k',
+  name: 'order.paid',
+  mode: 'secret',
+  payload: {},
+  rawBody: 'e30=',
+  fingerprint: 'f',
+  receivedAt: new Date().toISOString(),
+  headers: {},
+})
+
 let server: RedisServer
 const queues: Queue[] = []
 const workers: Worker[] = []
@@ -122,17 +135,7 @@ describe('handoff() through an Express receiver', () => {
 
   it('tells truthfully which of many simultaneous enqueues of one delivery added its job, over separate connections', async () => {
     const name = `hooks-race-${Date.now()}`
-    const job = {
-      id: `hg-${'ab'.repeat(32)}`,
-      key: 'k',
-      name: 'order.paid',
-      mode: 'secret',
-      payload: {},
-      rawBody: 'e30=',
-      fingerprint: 'f',
-      receivedAt: new Date().toISOString(),
-      headers: {},
-    } satisfies HandoffJob
+    const job = bareJob('ab')
     // Twelve receivers at once, each over its own connection, as twelve processes would.
     const answers = await Promise.all(Array.from({ length: 12 }, () => handoff(queue(name)).queue.enqueue(job)))
     expect(answers.filter((answer) => !answer.duplicate)).toHaveLength(1)
@@ -142,17 +145,7 @@ describe('handoff() through an Express receiver', () => {
 
   it('tells it truthfully when Redis holds the inserts while it goes on answering reads', async () => {
     const name = `hooks-paused-${Date.now()}`
-    const job = {
-      id: `hg-${'cd'.repeat(32)}`,
-      key: 'k',
-      name: 'order.paid',
-      mode: 'secret',
-      payload: {},
-      rawBody: 'e30=',
-      fingerprint: 'f',
-      receivedAt: new Date().toISOString(),
-      headers: {},
-    } satisfies HandoffJob
+    const job = bareJob('cd')
     const receivers = Array.from({ length: 6 }, () => queue(name))
     await Promise.all(receivers.map((each) => each.waitUntilReady()))
     // Writes, scripts among them, wait; reads do not. A read sent before its insert would find
