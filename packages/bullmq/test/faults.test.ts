@@ -298,7 +298,12 @@ describe.concurrent('the hand-off on BullMQ under faults, with worker processes'
     for (const statuses of finals) expect(statuses.sort()).toEqual([200, 200, 202])
     await scene.allRan(list)
     expect(await scene.runs()).toEqual(once(list))
-    expect((await scene.jobs.getJobCounts('completed')).completed).toBe(list.length)
+    // A handler's run is recorded before BullMQ marks its job completed: wait for the marks, then count them.
+    const completed = await until(async () => {
+      const count = (await scene.jobs.getJobCounts('completed')).completed ?? 0
+      return count >= list.length ? count : undefined
+    }, 'every job completed')
+    expect(completed).toBe(list.length)
   })
 
   it('a handler that fails twice then succeeds: one success after three attempts, the others once', async () => {
@@ -311,7 +316,10 @@ describe.concurrent('the hand-off on BullMQ under faults, with worker processes'
     await scene.allRan(['flaky', ...others])
     expect(await scene.runs()).toEqual(once(['flaky', ...others]))
     expect(await scene.attempts('flaky')).toBe(3)
-    const [flaky] = (await scene.jobs.getJobs(['completed'])).filter((job) => job.data.payload.data.id === 'flaky')
+    const flaky = await until(
+      async () => (await scene.jobs.getJobs(['completed'])).find((job) => job.data.payload.data.id === 'flaky'),
+      'the flaky job completed',
+    )
     expect(flaky?.attemptsMade).toBe(3)
     expect(await scene.dead.count()).toBe(0)
   })
