@@ -44,16 +44,32 @@ export { printfBytes, shellQuote } from './shell.ts'
 
 export type ExportFormat = 'send' | 'curl' | 'har' | 'fixture' | 'fixture-test'
 
+/** Where a credential was: a header by its name, a query's or form's field by its name as a quoted word. */
+type CredentialPlace = `${'header' | 'query' | 'form'} ${string}`
+
 /** The environment variables a command reads, each with why, written as comments at its top. */
 class Needs {
   readonly #variables = new Map<string, string>()
+  readonly #replayed = new Set<string>()
 
   add(variable: string, why = ''): void {
     if (!this.#variables.has(variable)) this.#variables.set(variable, why)
   }
 
-  has(variable: string): boolean {
-    return this.#variables.has(variable)
+  /**
+   * A credential read from `variable`; `false` when an earlier one read the same variable under a
+   * sender's name. Names alike in capitals (`X-Secret`, `x_secret`), or one name twice, map to one
+   * variable, so every credential after the first sends the first one's value where the recording
+   * may hold another. hookguard's own variables (a fresh token, the app secret) are not replays of
+   * a recorded value, and are meant to be read wherever the recording had one.
+   */
+  credential(variable: string, why: string): boolean {
+    this.add(variable, why)
+    if (!variable.startsWith(SENT_PREFIX) || !this.#replayed.has(variable)) {
+      this.#replayed.add(variable)
+      return true
+    }
+    return false
   }
 
   toString(): string {
@@ -70,13 +86,19 @@ class Needs {
 class Differs {
   readonly #lines: string[] = []
 
-  add(what: 'method' | 'target' | 'headers' | 'body' | `header ${string}`, why: string): void {
+  add(what: 'method' | 'target' | 'headers' | 'body' | CredentialPlace, why: string): void {
     this.#lines.push(`# Differs from the recording: ${what}: ${why}.\n`)
   }
 
   toString(): string {
     return this.#lines.join('')
   }
+}
+
+/** Reads a credential from `variable`; one that sends an earlier credential's value (see {@link Needs.credential}) is said to differ. */
+function readCredential(needs: Needs, differs: Differs, variable: string, why: string, where: CredentialPlace): void {
+  if (!needs.credential(variable, why))
+    differs.add(where, `its value is read from ${variable}, as an earlier credential's of a name alike is`)
 }
 
 /**
@@ -105,6 +127,7 @@ function targetWord(
   record: InspectedRecord,
   prefix: string,
   needs: Needs,
+  differs: Differs,
   checks: string[],
   drop: (name: string) => boolean = () => false,
 ): { word: string; text: string } {
@@ -131,7 +154,7 @@ function targetWord(
         continue
       }
       const variable = variableOf(record, piece)
-      needs.add(variable, credentialWhy(variable, "the query's", piece.name))
+      readCredential(needs, differs, variable, credentialWhy(variable, "the query's", piece.name), `query ${commentWord(piece.name)}`)
       checks.push(`: ${fromEnvironment(variable)}\n`)
       word += shellQuote(literal) + percentEncodedWord(variable)
       literal = ''
@@ -146,7 +169,7 @@ function targetWord(
  * values are read from the environment (percent-encoded), each variable checked first: the lines
  * to run before, and the command; `exact` when the bytes written are the bytes recorded.
  */
-function bodyWriter(record: InspectedRecord, needs: Needs, checks: string[]): { command: string; exact: boolean } {
+function bodyWriter(record: InspectedRecord, needs: Needs, differs: Differs, checks: string[]): { command: string; exact: boolean } {
   const pieces = isFormBody(record.headers) ? formPieces(record.body) : []
   if (pieces.every((piece) => 'text' in piece)) return { command: printfBytes(record.body), exact: true }
   const commands: string[] = []
@@ -156,7 +179,7 @@ function bodyWriter(record: InspectedRecord, needs: Needs, checks: string[]): { 
       continue
     }
     const variable = variableOf(record, piece)
-    needs.add(variable, credentialWhy(variable, "the form's", piece.name))
+    readCredential(needs, differs, variable, credentialWhy(variable, "the form's", piece.name), `form ${commentWord(piece.name)}`)
     checks.push(`: ${fromEnvironment(variable)}\n`)
     commands.push(percentEncodedFromEnvironment(variable))
   }
@@ -193,7 +216,7 @@ export function toSendCommand(record: InspectedRecord, context: ExportContext): 
   if (record.mode === 'oauth2') needs.add('HOOKGUARD_APP_SECRET')
   // A recorded token has expired by the time anyone runs this: in mode oauth2, `send` fetches a new one.
   const isToken = (name: string) => record.mode === 'oauth2' && decodeName(name) === 'access_token'
-  const target = targetWord(record, base.prefix, needs, checks, isToken)
+  const target = targetWord(record, base.prefix, needs, differs, checks, isToken)
   const parsed = new URL(target.text, base.origin)
   if (record.mode === 'oauth2')
     differs.add('target', 'hookguard send adds a fresh access_token to the query, written again in its own form')
@@ -214,7 +237,7 @@ export function toSendCommand(record: InspectedRecord, context: ExportContext): 
     args.push(`--token-url ${shellQuote(tokenUrl)}`, `--appid ${shellQuote(context.appId ?? '')}`)
   }
   args.push('--file -')
-  const body = bodyWriter(record, needs, checks)
+  const body = bodyWriter(record, needs, differs, checks)
   if (!body.exact) differs.add('body', CREDENTIAL_NOTE)
   return `${needs}${differs}${[...new Set(checks)].join('')}${body.command} | ${args.join(' ')}\n`
 }
@@ -254,11 +277,11 @@ export function toCurl(record: InspectedRecord, context: ExportContext): string 
   const needs = new Needs()
   const differs = new Differs()
   const checks: string[] = []
-  const target = targetWord(record, base.prefix, needs, checks)
+  const target = targetWord(record, base.prefix, needs, differs, checks)
   const has = (name: string) => record.headers.some(([recorded]) => recorded.toLowerCase() === name.toLowerCase())
   const framed = has('content-length') || has('transfer-encoding')
   const withBody = framed || record.body.byteLength > 0
-  const body = withBody ? bodyWriter(record, needs, checks) : undefined
+  const body = withBody ? bodyWriter(record, needs, differs, checks) : undefined
   const exactBody = body?.exact === true && record.bodyBytes === record.body.byteLength
   const method = record.method === 'HEAD' && !withBody ? '--head' : `-X ${shellQuote(record.method)}`
   const lines = [`curl -sS --globoff --path-as-is ${method} ${shellQuote(base.origin)}`, `--request-target ${target.word}`]
@@ -298,14 +321,13 @@ function credentialHeader(name: string, value: string, needs: Needs, differs: Di
     checks.push(`: ${fromEnvironment(variable)}\n`)
     return fromEnvironment(variable)
   }
+  const sent = (variable: string, why: string) => {
+    readCredential(needs, differs, variable, why, `header ${name}`)
+    return read(variable)
+  }
   if (name.toLowerCase() !== 'authorization') {
     // Cookies and headers such as X-Api-Key: under the sender's namespace, as a query's credentials are.
-    const variable = sentVariable(name)
-    // Names that read alike in capitals (`X-Secret`, `x_secret-`, or one header twice) read one
-    // variable, so this one sends what the first was given: said, since the recorded values may differ.
-    if (needs.has(variable))
-      differs.add(`header ${name}`, `its value is read from ${variable}, as an earlier credential's of a name alike is`)
-    return `-H ${shellBytes(Buffer.from(`${name}: `, 'latin1'))}${read(variable, 'a credential header received, left out here')}`
+    return `-H ${shellBytes(Buffer.from(`${name}: `, 'latin1'))}${sent(sentVariable(name), 'a credential header received, left out here')}`
   }
   const user = curlBasic(name, value)
   if (user !== undefined) return `-u ${shellQuote(`${user}:`)}${read('HOOKGUARD_PASSWORD')}`
@@ -318,7 +340,7 @@ function credentialHeader(name: string, value: string, needs: Needs, differs: Di
   if (bearer !== null) {
     return `-H ${shellBytes(Buffer.from(`${name}: ${bearer[0]}`, 'latin1'))}${read('HOOKGUARD_ACCESS_TOKEN', 'a fresh one: hookguard token …')}`
   }
-  return `-H ${shellBytes(Buffer.from(`${name}: `, 'latin1'))}${read(`${SENT_PREFIX}AUTHORIZATION`, 'the Authorization header received, left out here')}`
+  return `-H ${shellBytes(Buffer.from(`${name}: `, 'latin1'))}${sent(`${SENT_PREFIX}AUTHORIZATION`, 'the Authorization header received, left out here')}`
 }
 
 /** A header value as text: Node reads header bytes as latin1; bytes that are UTF-8 are read as UTF-8. */

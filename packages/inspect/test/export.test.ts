@@ -358,6 +358,29 @@ describe('the reported cases, each as it was found', () => {
     expect(alone).not.toContain('# Differs from the recording: header X-Secret')
   })
 
+  it('says so when two credentials of a query, a form or a header and a query read one variable', () => {
+    const form: [string, string][] = [['content-type', 'application/x-www-form-urlencoded']]
+    const url = { url: 'http://127.0.0.1:1' }
+    const query = recordOf(new Uint8Array(), [], { method: 'GET', url: '/h?x-secret=one&x_secret=two' })
+    const body = recordOf(Buffer.from('api-key=one&api_key=two'), form, { url: '/h' })
+    // curl writes the target before the headers; hookguard send writes no header of the sender's.
+    const both = recordOf(new Uint8Array(), [['X-Secret', 'one']], { method: 'GET', url: '/h?x_secret=two' })
+    const cases: [string, string, string][] = [
+      [toCurl(query, url), "query 'x_secret'", 'HOOKGUARD_SENT_X_SECRET'],
+      [toSendCommand(query, url), "query 'x_secret'", 'HOOKGUARD_SENT_X_SECRET'],
+      [toCurl(body, url), "form 'api_key'", 'HOOKGUARD_SENT_API_KEY'],
+      [toSendCommand(body, url), "form 'api_key'", 'HOOKGUARD_SENT_API_KEY'],
+      [toCurl(both, url), 'header X-Secret', 'HOOKGUARD_SENT_X_SECRET'],
+    ]
+    for (const [text, second, variable] of cases)
+      expect(text, text).toContain(`# Differs from the recording: ${second}: its value is read from ${variable}`)
+    // hookguard's own token is meant to be read wherever the recording had one: no difference said.
+    const tokens = toCurl(recordOf(new Uint8Array(), [['Authorization', 'Bearer t1']], { method: 'GET', url: '/h?access_token=t2' }), {
+      url: 'http://127.0.0.1:1',
+    })
+    expect(tokens).not.toContain('its value is read from')
+  })
+
   it('curl sends a path with [1-40] or {a,b,c} once, as recorded', async () => {
     const app = await capturing()
     for (const url of ['/webhooks?page=[1-40]', '/{a,b,c}']) {
