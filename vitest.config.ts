@@ -33,6 +33,8 @@ const LONG_FIRST = [
   'packages/core/test/wasm-strip.test.ts',
   'packages/redis/test/dedupe-property.test.ts',
   'packages/redis/test/cluster-failover.test.ts',
+  'packages/redis/test/dedupe-store.test.ts',
+  'packages/redis/test/token-store.test.ts',
 ]
 
 class LongFirst extends BaseSequencer {

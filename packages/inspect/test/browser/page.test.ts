@@ -151,6 +151,12 @@ describe('the forge presets, mode oauth2', () => {
     await live(oauthPage)
   })
 
+  // A page left open is the context's tab in front: the shared page, once it navigates, is drawn a
+  // few frames a second behind it, and each of its clicks then waits seconds for a stable element.
+  afterAll(async () => {
+    await oauthPage.close()
+  })
+
   for (const [name, code] of [
     ['expired_token', 'invalid_token'],
     ['foreign_token', 'invalid_token'],
@@ -202,6 +208,10 @@ describe('the first screen', () => {
     first = await context.newPage()
     await first.goto(own.uiUrl)
     await live(first)
+  })
+
+  afterAll(async () => {
+    await first.close()
   })
 
   it('opens the newest refusal by itself, its diagnosis on screen, without a click', async () => {
