@@ -18,23 +18,28 @@ if (chromium.path === undefined) console.warn(`\n  ${chromium.message}\n`)
 /**
  * Files that take a worker for long (a browser, a Next.js build, a Redis Cluster's failover, timed
  * properties) start first. Vitest otherwise runs the projects in the order of their names, so these
- * came last and ran on alone while the other workers had nothing left to do.
+ * came last and ran on alone while the other workers had nothing left to do. Files that mostly wait
+ * (on Redis, a failover, real timeouts) alternate with files that mostly compute, so that a worker
+ * waiting leaves its core to one computing: run together, the Redis files left half the machine idle
+ * for twenty seconds.
  */
 const LONG_FIRST = [
   'packages/inspect/test/browser/',
   'packages/fetch/test/nextjs.test.ts',
   'packages/redis/test/crash.test.ts',
-  'packages/bullmq/test/faults.test.ts',
   'test/robustness/complexity.test.ts',
+  'packages/redis/test/cluster-failover.test.ts',
   'packages/inspect/test/export-scripts.property.test.ts',
+  'packages/bullmq/test/faults.test.ts',
   'test/robustness/leaks.test.ts',
+  'packages/redis/test/dedupe-property.test.ts',
   'packages/inspect/test/hostile-bodies.test.ts',
   'test/conformance/dedupe-property.test.ts',
   'packages/core/test/wasm-strip.test.ts',
-  'packages/redis/test/dedupe-property.test.ts',
-  'packages/redis/test/cluster-failover.test.ts',
   'packages/redis/test/dedupe-store.test.ts',
+  'packages/bullmq/test/handoff.test.ts',
   'packages/redis/test/token-store.test.ts',
+  'packages/redis/test/settle-retry.test.ts',
 ]
 
 class LongFirst extends BaseSequencer {

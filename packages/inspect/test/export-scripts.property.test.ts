@@ -434,7 +434,9 @@ function capture(req: IncomingMessage, res: ServerResponse): void {
     list.push({ method: req.method ?? '', url: url.slice(key.length), headers, body })
     arrivals.set(key, list)
     // No body: curl -X HEAD reads the body a length announces, and would wait for the
-    // connection to close.
+    // connection to close. Closed at once: kept alive, a HEAD's answer (no length) left its curl
+    // waiting a second for the server to close the connection.
+    res.setHeader('connection', 'close')
     res.end()
   })
 }
