@@ -50,7 +50,6 @@ type CredentialPlace = `${'header' | 'query' | 'form'} ${string}`
 /** The environment variables a command reads, each with why, written as comments at its top. */
 class Needs {
   readonly #variables = new Map<string, string>()
-  readonly #replayed = new Set<string>()
 
   add(variable: string, why = ''): void {
     if (!this.#variables.has(variable)) this.#variables.set(variable, why)
@@ -64,12 +63,10 @@ class Needs {
    * a recorded value, and are meant to be read wherever the recording had one.
    */
   credential(variable: string, why: string): boolean {
+    // A sender's variable enters only through here, so one already needed was read by an earlier credential.
+    const first = !this.#variables.has(variable)
     this.add(variable, why)
-    if (!variable.startsWith(SENT_PREFIX) || !this.#replayed.has(variable)) {
-      this.#replayed.add(variable)
-      return true
-    }
-    return false
+    return first || !variable.startsWith(SENT_PREFIX)
   }
 
   toString(): string {
