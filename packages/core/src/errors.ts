@@ -36,6 +36,22 @@ export interface WebhookErrorInit {
 }
 
 /**
+ * Sets `Error.stackTraceLimit` (V8's and JavaScriptCore's frame count for the traces their `Error`
+ * constructor captures) and answers what it was, or `undefined` where the runtime has none or will
+ * not let it be set (a frozen `Error`): there the trace is captured, as before.
+ */
+function setStackTraceLimit(limit: number): number | undefined {
+  const previous = (Error as { stackTraceLimit?: unknown }).stackTraceLimit
+  if (typeof previous !== 'number') return undefined
+  try {
+    ;(Error as { stackTraceLimit: number }).stackTraceLimit = limit
+    return previous
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * A request hookguard refused: a stable `code`, its HTTP `status`, and a message safe to show the
  * sender (it never holds a secret, credential, token or body).
  *
@@ -55,9 +71,15 @@ export class WebhookError extends Error {
   readonly expose = true
 
   constructor(code: WebhookErrorCode, message: string, init: WebhookErrorInit = {}) {
+    const status = ERROR_STATUS[code]
+    // A refusal (4xx) is the sender's doing, not a fault of the program: no stack trace is captured
+    // for it, which cost several times the HMAC of a 1 KiB refusal (docs/benchmarks.md). An answer
+    // of 5xx keeps its trace, and its `cause` keeps its own.
+    const limit = status < 500 ? setStackTraceLimit(0) : undefined
     super(message, init.cause === undefined ? undefined : { cause: init.cause })
+    if (limit !== undefined) setStackTraceLimit(limit)
     this.code = code
-    this.status = ERROR_STATUS[code]
+    this.status = status
     // no-store rides on the error itself, so a framework's own error handler (onError 'next' or
     // 'throw') answers with it too.
     this.headers = { 'cache-control': 'no-store', ...init.headers }
