@@ -18,8 +18,12 @@ const ONE_SHOT_MAX = 16 * 1024
 const hash = typeof crypto.hash === 'function' ? crypto.hash : undefined
 
 interface NodeHmacKey {
-  /** For `createHmac`. */
-  secret: Buffer
+  /**
+   * For `createHmac`: a `KeyObject` made once, where the runtime has them. Node 24 checks a Buffer
+   * key afresh on every `createHmac` (about 13 µs more a call than a `KeyObject`, several times
+   * the HMAC of a small body); Node 20 and 22 take either at the same cost.
+   */
+  secret: crypto.KeyObject | Buffer
   /** The key XOR 0x36 and XOR 0x5c, one block each. */
   inner: Buffer
   outer: Buffer
@@ -139,7 +143,8 @@ function sha256Now(data: Uint8Array): Uint8Array {
 export const backend: CryptoBackend = {
   importHmacKey: async (secret): Promise<HmacKey> => {
     const bytes = Buffer.from(secret)
-    const key: NodeHmacKey = { secret: bytes, inner: padded(bytes, 0x36), outer: padded(bytes, 0x5c) }
+    const object = typeof crypto.createSecretKey === 'function' ? crypto.createSecretKey(bytes) : bytes
+    const key: NodeHmacKey = { secret: object, inner: padded(bytes, 0x36), outer: padded(bytes, 0x5c) }
     return key
   },
   hmac: async (keys, data) => keys.map((key) => hmacNow(key, data)),
