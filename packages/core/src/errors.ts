@@ -73,8 +73,8 @@ export class WebhookError extends Error {
   constructor(code: WebhookErrorCode, message: string, init: WebhookErrorInit = {}) {
     const status = ERROR_STATUS[code]
     // A refusal (4xx) is the sender's doing, not a fault of the program: no stack trace is captured
-    // for it, which cost several times the HMAC of a 1 KiB refusal (docs/benchmarks.md). An answer
-    // of 5xx keeps its trace, and its `cause` keeps its own.
+    // for it, which cost two to three HMACs of a 1 KiB body (docs/benchmarks.md). An answer of 5xx
+    // keeps its trace, and its `cause` keeps its own.
     const limit = status < 500 ? setStackTraceLimit(0) : undefined
     super(message, init.cause === undefined ? undefined : { cause: init.cause })
     if (limit !== undefined) setStackTraceLimit(limit)

@@ -1,11 +1,5 @@
 import fc from 'fast-check'
 
-/**
- * One character of text for property tests: any Unicode code point (astral ones included), or
- * one of the whitespace characters that Java's `\s` does not match but Unicode does (U+00A0,
- * U+3000, U+FEFF, U+2028, U+0085, …), often right next to an ASCII space, so that a canonical
- * form that strips one byte too many or too few is seen.
- */
 /** The surrogates, U+D800 to U+DFFF: no code point of its own. */
 const SURROGATES = 0xe000 - 0xd800
 
@@ -26,6 +20,12 @@ const codePoint: fc.Arbitrary<string> = fc.nat({ max: 0x10ffff - SURROGATES }).m
   },
 )
 
+/**
+ * One character of text for property tests: any Unicode code point (astral ones included), or
+ * one of the whitespace characters that Java's `\s` does not match but Unicode does (U+00A0,
+ * U+3000, U+FEFF, U+2028, U+0085, …), often right next to an ASCII space, so that a canonical
+ * form that strips one byte too many or too few is seen.
+ */
 export const unicodeUnit: fc.Arbitrary<string> = fc.oneof(
   codePoint,
   fc.constantFrom('\u00A0', '\u3000', '\uFEFF', '\u2028', '\u2029', '\u0085', '\u1680', '\u2007', '\u202F'),
