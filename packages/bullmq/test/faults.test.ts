@@ -98,8 +98,8 @@ interface Scenario {
   jobs: Queue
   dead: Queue
   records: Redis
-  /** Worker processes on this scenario's queue. */
-  workers(count: number): Promise<ChildProcess[]>
+  /** Worker processes on this scenario's queue, holding each claim `processingTtl` seconds (default 2). */
+  workers(count: number, processingTtl?: number): Promise<ChildProcess[]>
   /** Successful handler runs, by delivery id. */
   runs(): Promise<Record<string, number>>
   /** Handler attempts of one delivery. */
@@ -129,8 +129,8 @@ async function scenario(options: { appendonly?: boolean } = {}): Promise<Scenari
     jobs,
     dead,
     records,
-    workers: async (count) =>
-      (await Promise.all(Array.from({ length: count }, () => child(WORKER, [server.url, name, dead.name])))).map(
+    workers: async (count, processingTtl = 2) =>
+      (await Promise.all(Array.from({ length: count }, () => child(WORKER, [server.url, name, dead.name, String(processingTtl)])))).map(
         (started) => started.process,
       ),
     runs,
@@ -216,7 +216,9 @@ describe.concurrent('the hand-off on BullMQ under faults, with worker processes'
 
   it('Redis stopped for two seconds while deliveries arrive: 503s, then the sender’s retries land once each', async () => {
     const scene = await scenario({ appendonly: true })
-    await scene.workers(2)
+    // Claims that outlast the outage: a claim that expired while Redis was away would let a second
+    // worker run a delivery whose first run is still settling, which processingTtl is the bound of.
+    await scene.workers(2, 30)
     // One receiver looks at the dedupe store first (its outage answer is store_unavailable), one has none (queue_unavailable).
     const receivers = [await receiverIn(scene, { store: true, timeout: 1_000 }), await receiverIn(scene, { timeout: 1_000 })]
     const list = ids('outage', 20)
@@ -240,6 +242,25 @@ describe.concurrent('the hand-off on BullMQ under faults, with worker processes'
     expect(answered).toContain('503 store_unavailable')
     await scene.allRan(list)
     expect(await scene.runs()).toEqual(once(list))
+  })
+
+  it('Redis away longer than the store retries a done mark, right after the handler’s work: marked done once it is back, the handler run once', async () => {
+    const scene = await scenario({ appendonly: true })
+    await scene.workers(2, 30)
+    const receiver = await receiverIn(scene)
+    const sent = await receiver.send(await signed(body({ id: 'done-in-outage', doneInOutage: true })))
+    expect(sent.status).toBe(202)
+    const { jobId } = JSON.parse(sent.text) as { jobId: string }
+    await until(async () => (await scene.records.lrange(`${scene.jobs.name}:awaiting-done`, 0, -1))[0], 'the handler’s work')
+    // Longer than the store's own retries of a settle (SETTLE_WITHIN_MS, 3 s), well within the claim's 30 s.
+    await scene.server.restart(5_000)
+    await until(
+      async () => ((await scene.jobs.getJob(jobId))?.finishedOn ? true : undefined),
+      'the job to finish, within the claim’s life',
+      20_000,
+    )
+    expect(await scene.runs()).toEqual(once(['done-in-outage']))
+    expect(await scene.attempts('done-in-outage')).toBe(1)
   })
 
   it('Redis away, over a connection that would hold commands offline: 503 queue_unavailable at once, nothing queued behind it', async () => {

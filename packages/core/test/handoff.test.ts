@@ -11,7 +11,7 @@ import {
 } from '@hookguard/core'
 import { CREDENTIAL_PLACES, expectNoPlacedCredential, PLACED_BASIC, sendEveryPlace } from '@hookguard/testkit/credentials'
 import type { Outgoing } from '@hookguard/testkit/exchange'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 
 const SECRET = 'whsec-handoff-core-8d1f'
 const BODY = '{"event":"customer.created","data":{"id":884211,"name":"Ada Lovelace"}}'
@@ -221,6 +221,74 @@ describe('handoff: runOnce, the worker side', () => {
     expect(await runOnce(job, () => ++runs, { store })).toEqual({ ran: true, result: 2 })
     expect(await runOnce(job, () => ++runs, { store })).toEqual({ ran: false, reason: 'done' })
     expect(runs).toBe(2)
+  })
+
+  /** `store`, whose done marks fail while `failing()` says so, each failure counted. */
+  const unreachableAtDone = (store: DedupeStore, failing: () => boolean, error = () => new Error('connection lost')) => {
+    const failed: number[] = []
+    const wrapped: DedupeStore = {
+      async claim(key, ttlMs) {
+        const found = await store.claim(key, ttlMs)
+        if (found.state !== 'claimed') return found
+        const { claim } = found
+        return {
+          state: 'claimed',
+          claim: {
+            release: () => claim.release(),
+            async complete(ms) {
+              if (failing()) {
+                failed.push(Date.now())
+                throw error()
+              }
+              await claim.complete(ms)
+            },
+          },
+        }
+      },
+    }
+    return { store: wrapped, failed }
+  }
+
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('marks a handled delivery done once the store is back within processingTtl, so its next run does not run the handler', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'Date'] })
+    const shared = memoryDedupeStore()
+    const away = Date.now() + 7_000
+    const { store, failed } = unreachableAtDone(shared, () => Date.now() < away)
+    const job = await jobFor(shared)
+    let runs = 0
+    const running = runOnce(job, () => ++runs, { store, processingTtl: 30 })
+    await vi.advanceTimersByTimeAsync(10_000)
+    expect(await running).toEqual({ ran: true, result: 1 })
+    // Tried again with growing waits, at most a second apart, until the store answered.
+    expect(failed.length).toBeGreaterThan(5)
+    expect(failed.length).toBeLessThan(20)
+    expect(await runOnce(job, () => ++runs, { store: shared })).toEqual({ ran: false, reason: 'done' })
+    expect(runs).toBe(1)
+  })
+
+  it('gives the done mark up once the claim has expired, and at once for a TypeError, for the queue to retry', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'Date'] })
+    const job = await jobFor(memoryDedupeStore())
+    const gone = unreachableAtDone(memoryDedupeStore(), () => true)
+    const began = Date.now()
+    const running = runOnce(job, () => 'worked', { store: gone.store, processingTtl: 5 })
+    const settled = running.catch((error: unknown) => error)
+    await vi.advanceTimersByTimeAsync(6_000)
+    expect(await settled).toEqual(new Error('connection lost'))
+    expect((gone.failed.at(-1) ?? 0) - began).toBeLessThanOrEqual(5_000)
+    expect((gone.failed.at(-1) ?? 0) - began).toBeGreaterThan(3_000)
+
+    const refused = unreachableAtDone(
+      memoryDedupeStore(),
+      () => true,
+      () => new TypeError('a TTL the store refuses'),
+    )
+    await expect(runOnce(job, () => 'worked', { store: refused.store })).rejects.toThrow(TypeError)
+    expect(refused.failed).toHaveLength(1)
   })
 
   it('throws DeliveryInProgressError while another worker runs the same delivery', async () => {
