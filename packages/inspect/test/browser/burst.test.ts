@@ -21,6 +21,11 @@ const PARALLEL = 32
 const LONGEST_TASK_MS = 200
 /** How long the page has, after the last answer, to show what the server keeps. */
 const SETTLE_MS = 10_000
+/**
+ * A bound against a hang, not a measure: the burst takes about 14 s alone, and 60 s beside another
+ * full test suite on two cores, where it once ran past the project's 60 s.
+ */
+const BURST_TEST_MS = 180_000
 
 let browser: Browser
 let page: Page
@@ -100,7 +105,7 @@ describe('a burst of deliveries', () => {
     expect(await lists(page, kept)).toEqual(kept)
     const reload = await longestTask(page)
     expect(reload.cpuMs, reload.described).toBeLessThan(LONGEST_TASK_MS)
-  })
+  }, BURST_TEST_MS)
 })
 
 async function keptIds(uiUrl: string, token: string): Promise<number[]> {
