@@ -225,6 +225,39 @@ describe('queueConsumer', () => {
     expect(runs).toBe(0)
   })
 
+  it('acknowledges a message whose done mark failed twice after the handler succeeded, and never runs it again', async () => {
+    const [job] = await jobsOf(ORDER)
+    const shared = memoryDedupeStore()
+    let failures = 2
+    let runs = 0
+    const queue = queueConsumer(() => void runs++, {
+      store: {
+        async claim(key, ttlMs) {
+          const found = await shared.claim(key, ttlMs)
+          if (found.state !== 'claimed') return found
+          const { claim } = found
+          return {
+            state: 'claimed',
+            claim: {
+              release: () => claim.release(),
+              async complete(ms) {
+                if (failures-- > 0) throw new Error('store reset')
+                await claim.complete(ms)
+              },
+            },
+          }
+        },
+      },
+    })
+    const first = fakeBatch([job])
+    await queue(first.batch, {}, {})
+    expect(first.settled[0]).toEqual({ acked: 1, retried: [] })
+    const again = fakeBatch([job], { attempts: 2 })
+    await queue(again.batch, {}, {})
+    expect(again.settled[0]).toEqual({ acked: 1, retried: [] })
+    expect(runs).toBe(1)
+  })
+
   it('refuses a wrong setup when it is made, not on the first batch', () => {
     expect(() => queueConsumer(undefined as never)).toThrow(/^@hookguard\/cloudflare: queueConsumer takes the handler/)
     expect(() => queueConsumer(() => {}, { store: {} as never })).toThrow(/store must be a DedupeStore/)
