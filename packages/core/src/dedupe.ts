@@ -3,6 +3,7 @@ import { toHex } from './bytes.ts'
 import type { Claim, ClaimResult, DedupeStore } from './dedupe-store.ts'
 import { memoryDedupeStore } from './dedupe-store.ts'
 import type { WebhookDelivery } from './delivery.ts'
+import { markDone } from './done-mark.ts'
 import { WebhookError } from './errors.ts'
 import type { WebhookRequest } from './request.ts'
 import { jsonResponse, type WebhookResponse } from './response.ts'
@@ -77,19 +78,28 @@ export function createDedupe(options: DedupeOptions, packageName: string): Dedup
   const claimer = createClaimer(options, packageName)
   return async (req, delivery, scopedKey) => {
     const key = await storedKey(options.key, req, delivery, scopedKey, packageName)
+    // Read before the claim is asked for, so the claim lasts at least until then.
+    const claimHolds = Date.now() + claimer.processingMs
     const found = await claimer.claim(key, delivery.fingerprint)
     if (found.kind !== 'claimed') return found
     const { claim } = found
     return {
       kind: 'claimed',
       // Never rejects, and never waits on the store for longer than a claim may: Hono and the
-      // fetch handler answer only once it is settled. A store that throws, even at once, fails
-      // only the settling: the claim expires on its own.
+      // fetch handler answer only once it is settled. A done mark goes on being sent after that,
+      // while the claim holds (markDone); a store that fails for good fails only the settling:
+      // the claim expires on its own.
       settle: async (handled) => {
+        const settling = handled ? markDone(claim, claimer.doneMs, claimHolds) : Promise.resolve().then(() => claim.release())
         try {
-          await within(Promise.resolve(handled ? claim.complete(claimer.doneMs) : claim.release()), claimer.claimTimeout)
+          await within(settling, claimer.claimTimeout)
         } catch (error) {
-          console.error(`${packageName}: a delivery's claim could not be settled; it expires on its own.`, error)
+          console.error(
+            handled
+              ? `${packageName}: a delivery's done mark could not be written within claimTimeout; it is sent again while its claim holds, which otherwise expires on its own.`
+              : `${packageName}: a delivery's claim could not be settled; it expires on its own.`,
+            error,
+          )
         }
       },
     }

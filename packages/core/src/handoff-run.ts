@@ -1,14 +1,11 @@
 import type { WebhookMode } from './auth.ts'
 import { fromBase64 } from './bytes.ts'
 import { DEFAULT_DEDUPE_TTL, DEFAULT_PROCESSING_TTL } from './dedupe.ts'
-import type { Claim, DedupeStore } from './dedupe-store.ts'
+import type { DedupeStore } from './dedupe-store.ts'
+import { markDone } from './done-mark.ts'
 import type { HandoffJob } from './handoff.ts'
 import type { StandardSchemaV1 } from './standard-schema.ts'
 import { validatePayload } from './standard-schema.ts'
-
-/** The first wait before a failed done mark is sent again, doubled each time up to {@link DONE_RETRY_MAX_MS}. */
-const DONE_RETRY_FIRST_MS = 50
-const DONE_RETRY_MAX_MS = 1_000
 
 /** A handed-off delivery as a worker's handler sees it. */
 export interface QueuedDelivery<Payload = unknown> {
@@ -116,24 +113,4 @@ export async function runOnce<Payload, Result>(
   }
   await markDone(found.claim, ttl * 1000, claimHolds)
   return { ran: true, result }
-}
-
-/**
- * Marks a delivery whose handler succeeded as done, and tries again after a failure for as long as
- * its claim holds. While the claim stands no other run starts, so a store that is back within
- * `processingTtl` (Redis restarting, a cluster failing over) still hears of the success, and the
- * job's next run finds the delivery done instead of running the handler a second time. Given up,
- * the queue retries the job, which runs the handler again once the claim has expired.
- */
-async function markDone(claim: Claim, ttlMs: number, claimHolds: number): Promise<void> {
-  for (let delay = DONE_RETRY_FIRST_MS; ; delay = Math.min(delay * 2, DONE_RETRY_MAX_MS)) {
-    try {
-      await claim.complete(ttlMs)
-      return
-    } catch (error) {
-      // A TypeError is a mistake in the call (a TTL the store refuses): no retry changes it.
-      if (error instanceof TypeError || Date.now() + delay >= claimHolds) throw error
-    }
-    await new Promise((resolve) => setTimeout(resolve, delay))
-  }
 }

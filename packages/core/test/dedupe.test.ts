@@ -103,11 +103,16 @@ describe('dedupe', () => {
       store: {
         claim: async () => ({ state: 'claimed', claim: { complete: () => Promise.reject(new Error('gone')), release: async () => {} } }),
       },
+      claimTimeout: 100,
     })
     const claimed = await failing.verify(await delivery())
     await (claimed.ok && claimed.settle?.(true))
     expect(report).toHaveBeenCalledTimes(1)
-    expect(report.mock.calls[0]?.[0]).toBe("@hookguard/core: a delivery's claim could not be settled; it expires on its own.")
+    expect(report.mock.calls[0]?.[0]).toBe(
+      "@hookguard/core: a delivery's done mark could not be written within claimTimeout; it is sent again while its claim holds, which otherwise expires on its own.",
+    )
+    await (claimed.ok && claimed.settle?.(false))
+    expect(report).toHaveBeenCalledTimes(1)
     report.mockRestore()
   })
 

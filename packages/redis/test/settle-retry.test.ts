@@ -107,6 +107,27 @@ describe('redisDedupeStore settling while a cluster fails over', () => {
     })
   }
 
+  it('marks the delivery done when its done mark meets CLUSTERDOWN for longer than the store retries it, while the claim holds', async () => {
+    const report = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const prefix = uniquePrefix()
+    // About ten tries fill the store's 3 s; the receiver's own retries of the mark meet the rest.
+    const { client, sent } = failing('complete', 15, 'CLUSTERDOWN The cluster is down')
+    const receiver = receiverOver(client, prefix)
+    const request = await delivery()
+    const runs = { count: 0 }
+    expect(await deliverUntilFinal(receiver, request, runs)).toBe('handled')
+    const [key] = await real.keys(`${prefix}*`)
+    for (const deadline = Date.now() + 10_000; (await real.get(key ?? '')) !== 'done' && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(await real.get(key ?? '')).toBe('done')
+    expect(sent.complete).toBe(16)
+    const again = await receiverOver(real as unknown as NodeRedisClient, prefix).verify(request)
+    expect(again.ok ? 'ran' : again.response.status).toBe(200)
+    expect(runs.count).toBe(1)
+    report.mockRestore()
+  }, 20_000)
+
   it('releases the claim of a failed handler when the release meets CLUSTERDOWN first, so a retry runs at once', async () => {
     const prefix = uniquePrefix()
     const { client, sent } = failing('release', 2, 'CLUSTERDOWN The cluster is down')
