@@ -1,5 +1,6 @@
 import { createReceiver, type DedupeStore, type IncomingRequest, sign } from '@hookguard/core'
 import { type RedisCluster, startRedisCluster } from '@hookguard/testkit/redis-cluster'
+import { Redis as IoRedis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { redisDedupeStore } from '../src/index.ts'
 import { type Connected, clusterFlavours, uniquePrefix } from './clients.ts'
@@ -181,13 +182,17 @@ describe('a Redis Cluster losing a master mid-run', () => {
       await sleep(50)
       killedAt = Date.now()
       await cluster.kill(killed)
-      const down = async () => (await cluster.state(survivor).catch(() => 'fail')) === 'fail'
-      while (Date.now() - killedAt < HOLD_BOUND_MS && !(await down())) await sleep(20)
+      // Asked over one open connection every few milliseconds: a redis-cli start per look took up
+      // to a few hundred milliseconds on a loaded machine, and missed the moment.
+      const probe = new IoRedis(survivor, '127.0.0.1', { maxRetriesPerRequest: 1 }).on('error', () => {})
+      const down = async () => !/cluster_state:ok/.test(String(await probe.call('CLUSTER', 'INFO').catch(() => 'cluster_state:fail')))
+      while (Date.now() - killedAt < HOLD_BOUND_MS && !(await down())) await sleep(5)
       if (await down()) downAfterMs = Date.now() - killedAt
       holding = undefined
       release()
-      while (downAfterMs >= 0 && Date.now() - killedAt < 20_000 && (await down())) await sleep(20)
+      while (downAfterMs >= 0 && Date.now() - killedAt < 20_000 && (await down())) await sleep(5)
       if (downAfterMs >= 0) downForMs = Date.now() - killedAt - downAfterMs
+      probe.disconnect()
       await cluster.healthy(30_000)
       healthyAfterMs = Date.now() - killedAt
     })()
