@@ -1,4 +1,5 @@
 import { type DedupeStore, memoryDedupeStore, sign, type WebhookOptions } from '@hookguard/core'
+import { wrappingClaims } from '@hookguard/testkit/claims'
 import { sendTo } from '@hookguard/testkit/http'
 import { describe, expect, it } from 'vitest'
 import { startServed } from '../robustness/support/listening.ts'
@@ -59,20 +60,10 @@ function settlingStore(): { store: DedupeStore; settled(): Promise<'complete' | 
     settle = resolve
   })
   return {
-    store: {
-      async claim(key, ttlMs) {
-        const found = await inner.claim(key, ttlMs)
-        if (found.state !== 'claimed') return found
-        const { claim } = found
-        return {
-          state: 'claimed',
-          claim: {
-            complete: (ttl) => claim.complete(ttl).then(() => settle('complete')),
-            release: () => claim.release().then(() => settle('release')),
-          },
-        }
-      },
-    },
+    store: wrappingClaims(inner, (claim) => ({
+      complete: (ttl) => claim.complete(ttl).then(() => settle('complete')),
+      release: () => claim.release().then(() => settle('release')),
+    })),
     // Bounded, so that a claim left unsettled fails with that, not with the test's timeout.
     settled: () => Promise.race([settled, new Promise<'unsettled'>((resolve) => setTimeout(resolve, SETTLE_BOUND_MS, 'unsettled'))]),
   }

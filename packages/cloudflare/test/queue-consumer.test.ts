@@ -1,4 +1,5 @@
 import { createReceiver, type HandoffJob, type HandoffQueue, memoryDedupeStore, type StandardSchemaV1, sign } from '@hookguard/core'
+import { wrappingClaims } from '@hookguard/testkit/claims'
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest'
 import { queueConsumer } from '../src/queue-consumer.ts'
 import { fakeBatch } from './fake-queue.ts'
@@ -231,23 +232,13 @@ describe('queueConsumer', () => {
     let failures = 2
     let runs = 0
     const queue = queueConsumer(() => void runs++, {
-      store: {
-        async claim(key, ttlMs) {
-          const found = await shared.claim(key, ttlMs)
-          if (found.state !== 'claimed') return found
-          const { claim } = found
-          return {
-            state: 'claimed',
-            claim: {
-              release: () => claim.release(),
-              async complete(ms) {
-                if (failures-- > 0) throw new Error('store reset')
-                await claim.complete(ms)
-              },
-            },
-          }
+      store: wrappingClaims(shared, (claim) => ({
+        release: () => claim.release(),
+        async complete(ms) {
+          if (failures-- > 0) throw new Error('store reset')
+          await claim.complete(ms)
         },
-      },
+      })),
     })
     const first = fakeBatch([job])
     await queue(first.batch, {}, {})

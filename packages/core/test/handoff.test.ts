@@ -9,6 +9,7 @@ import {
   runOnce,
   sign,
 } from '@hookguard/core'
+import { wrappingClaims } from '@hookguard/testkit/claims'
 import { CREDENTIAL_PLACES, expectNoPlacedCredential, PLACED_BASIC, sendEveryPlace } from '@hookguard/testkit/credentials'
 import type { Outgoing } from '@hookguard/testkit/exchange'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -148,23 +149,13 @@ describe('handoff: the receiver’s look at the store', () => {
     const memory = memoryDedupeStore()
     let connected = false
     // Redis gone between the look's claim and its release: the claim stays in the store.
-    const store: DedupeStore = {
-      async claim(key, ttlMs) {
-        const found = await memory.claim(key, ttlMs)
-        if (found.state !== 'claimed') return found
-        const { claim } = found
-        return {
-          state: 'claimed',
-          claim: {
-            complete: (ms) => claim.complete(ms),
-            release: async () => {
-              if (!connected) throw new Error('connection lost')
-              await claim.release()
-            },
-          },
-        }
+    const store: DedupeStore = wrappingClaims(memory, (claim) => ({
+      complete: (ms) => claim.complete(ms),
+      release: async () => {
+        if (!connected) throw new Error('connection lost')
+        await claim.release()
       },
-    }
+    }))
     const queue = holdingQueue()
     const receiver = createReceiver({ auth: { mode: 'secret', secret: SECRET }, handoff: { queue }, dedupe: { store, claimTimeout: 300 } })
     const request = post(BODY, { 'x-service-hmac-signature': await sign(BODY, SECRET) })
@@ -226,26 +217,16 @@ describe('handoff: runOnce, the worker side', () => {
   /** `store`, whose done marks fail while `failing()` says so, each failure counted. */
   const unreachableAtDone = (store: DedupeStore, failing: () => boolean, error = () => new Error('connection lost')) => {
     const failed: number[] = []
-    const wrapped: DedupeStore = {
-      async claim(key, ttlMs) {
-        const found = await store.claim(key, ttlMs)
-        if (found.state !== 'claimed') return found
-        const { claim } = found
-        return {
-          state: 'claimed',
-          claim: {
-            release: () => claim.release(),
-            async complete(ms) {
-              if (failing()) {
-                failed.push(Date.now())
-                throw error()
-              }
-              await claim.complete(ms)
-            },
-          },
+    const wrapped: DedupeStore = wrappingClaims(store, (claim) => ({
+      release: () => claim.release(),
+      async complete(ms) {
+        if (failing()) {
+          failed.push(Date.now())
+          throw error()
         }
+        await claim.complete(ms)
       },
-    }
+    }))
     return { store: wrapped, failed }
   }
 

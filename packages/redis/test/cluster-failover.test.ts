@@ -1,4 +1,5 @@
 import { createReceiver, type DedupeStore, type IncomingRequest, sign } from '@hookguard/core'
+import { wrappingClaims } from '@hookguard/testkit/claims'
 import { type RedisCluster, startRedisCluster } from '@hookguard/testkit/redis-cluster'
 import { Redis as IoRedis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -241,24 +242,14 @@ describe('a Redis Cluster losing a master mid-run', () => {
 
 /** Passes `key` of every claim whose `complete()` failed to `unconfirmed`, and fails it as before. */
 function recordingUnconfirmedDone(store: DedupeStore, unconfirmed: (key: string) => void): DedupeStore {
-  return {
-    async claim(key, ttlMs) {
-      const found = await store.claim(key, ttlMs)
-      if (found.state !== 'claimed') return found
-      const { claim } = found
-      return {
-        state: 'claimed',
-        claim: {
-          complete: (doneTtlMs) =>
-            Promise.resolve(claim.complete(doneTtlMs)).catch((error: unknown) => {
-              unconfirmed(key)
-              throw error
-            }),
-          release: () => claim.release(),
-        },
-      }
-    },
-  }
+  return wrappingClaims(store, (claim, key) => ({
+    complete: (doneTtlMs) =>
+      Promise.resolve(claim.complete(doneTtlMs)).catch((error: unknown) => {
+        unconfirmed(key)
+        throw error
+      }),
+    release: () => claim.release(),
+  }))
 }
 
 function count(names: Iterable<string>): Record<string, number> {
