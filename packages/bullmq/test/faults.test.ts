@@ -121,7 +121,10 @@ async function scenario(options: { appendonly?: boolean } = {}): Promise<Scenari
   })
   const runs = async () => {
     const counted: Record<string, number> = {}
-    for (const id of await records.lrange(`${name}:runs`, 0, -1)) counted[id] = (counted[id] ?? 0) + 1
+    for (const run of await records.smembers(`${name}:runs`)) {
+      const id = run.split(' ')[0] as string
+      counted[id] = (counted[id] ?? 0) + 1
+    }
     return counted
   }
   return {
@@ -134,7 +137,7 @@ async function scenario(options: { appendonly?: boolean } = {}): Promise<Scenari
         (started) => started.process,
       ),
     runs,
-    attempts: async (id) => Number((await records.get(`${name}:attempts:${id}`)) ?? 0),
+    attempts: async (id) => records.scard(`${name}:attempts:${id}`),
     async allRan(ids, ms = 45_000) {
       let missing: string[] = [...ids]
       await until(

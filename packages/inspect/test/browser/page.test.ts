@@ -450,6 +450,13 @@ describe('a narrow screen', () => {
     expect(await diagnosed.count()).toBe(1)
     const id = Number(await diagnosed.getAttribute('data-id'))
     await page.goto(`${uiOrigin}/#/d/${id}`)
+    // This delivery's detail, not the one open before it, which may hold a diagnosis too and be
+    // replaced between the look and the measure (a loaded run read no box at all).
+    await page
+      .getByTestId('detail')
+      .getByRole('heading', { level: 2 })
+      .filter({ hasText: new RegExp(`^#${id} `) })
+      .waitFor({ timeout: 15_000 })
     await page.getByTestId('diagnosis').waitFor()
     expect(await page.getByTestId('diagnosis').isVisible()).toBe(true)
     const box = await page.getByTestId('diagnosis').boundingBox()
