@@ -103,21 +103,23 @@ export function redisDedupeStore(client: RedisClient, options: RedisDedupeStoreO
       const key = prefix + fingerprint
       for (let attempt = 1; ; attempt++) {
         const value = PROCESSING + uniqueToken()
-        if ((await send(['SET', key, value, 'NX', 'PX', String(ttlMs)], ['EVAL', RELEASE, '1', key, value])) === 'OK') {
-          return { state: 'claimed', claim: redisClaim(send, key, value, ttlMs) }
-        }
-        const found = await taken(send, key)
+        const set = await send(['SET', key, value, 'NX', 'PX', String(ttlMs)], ['EVAL', RELEASE, '1', key, value])
+        const found = set === 'OK' ? 'own' : await taken(send, key, value)
+        // `own` after a refused SET: it had run once already and its answer was lost, and the
+        // client sent it again on reconnecting (ioredis does by default); the key is this claim's.
+        if (found === 'own') return { state: 'claimed', claim: redisClaim(send, key, value, ttlMs) }
         if (found !== undefined || attempt === CLAIM_ATTEMPTS) return found ?? { state: 'processing', retryAfterMs: UNKNOWN_RETRY_MS }
       }
     },
   }
 }
 
-/** What holds a taken key, or `undefined` if it has gone meanwhile. */
-async function taken(send: Send, key: string): Promise<Exclude<ClaimResult, { state: 'claimed' }> | undefined> {
+/** What holds a taken key: `own` if it is the claim `mine`, `undefined` if it has gone meanwhile. */
+async function taken(send: Send, key: string, mine: string): Promise<Exclude<ClaimResult, { state: 'claimed' }> | 'own' | undefined> {
   const reply = await send(['EVAL', READ, '1', key])
   const [value, pttl] = Array.isArray(reply) ? reply : []
   if (value === null || value === undefined) return undefined
+  if (String(value) === mine) return 'own'
   if (String(value) === DONE) return { state: 'done' }
   const left = Number(pttl)
   return { state: 'processing', retryAfterMs: Number.isFinite(left) && left > 0 ? left : UNKNOWN_RETRY_MS }

@@ -80,6 +80,35 @@ async function deliverUntilFinal(receiver: ReturnType<typeof createReceiver>, re
   return 'gave up'
 }
 
+describe('redisDedupeStore when a claim’s answer is lost and the client sends it again', () => {
+  it('keeps the claim its first SET took, and handles the delivery at once and once', async () => {
+    // As ioredis does by default when the connection drops after Redis ran a command and before
+    // its answer arrived: on reconnecting it sends the command again, and that SET NX finds the
+    // key its first send took.
+    let sets = 0
+    const client: NodeRedisClient & { isReady: boolean } = {
+      get isReady() {
+        return real.isReady
+      },
+      async sendCommand(args: string[]) {
+        if (args[0] === 'SET' && sets++ === 0) await real.sendCommand(args)
+        return real.sendCommand(args)
+      },
+    }
+    const prefix = uniquePrefix()
+    const receiver = receiverOver(client, prefix)
+    const request = await delivery()
+    const first = await receiver.verify(request)
+    // Before, the claim read as another's and the delivery was answered 409 until its TTL ran out.
+    expect(first.ok ? 'claimed' : first.response.status).toBe('claimed')
+    if (first.ok) await first.settle?.(true)
+    const [key] = await real.keys(`${prefix}*`)
+    expect(await real.get(key ?? '')).toBe('done')
+    const again = await receiverOver(real as unknown as NodeRedisClient, prefix).verify(request)
+    expect(again.ok ? 'ran' : again.response.status).toBe(200)
+  })
+})
+
 describe('redisDedupeStore settling while a cluster fails over', () => {
   for (const [times, reply] of [
     [1, 'CLUSTERDOWN The cluster is down'],

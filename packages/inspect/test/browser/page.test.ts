@@ -70,14 +70,23 @@ async function newestId(): Promise<number> {
   return Number(await rows().first().getAttribute('data-id'))
 }
 
-/** Opens a delivery's detail and waits until the page shows it, not the detail open before it. */
-async function openDetail(id: number): Promise<void> {
-  await rowById(id).click()
-  await page
+/**
+ * Waits until the page shows delivery `id`'s detail, not the one open before it: the page opens
+ * the newest refusal by itself, and that detail may still be in the pane, with the same parts
+ * (facts, a diagnosis, the replay button), until this one replaces it.
+ */
+async function detailShown(id: number, target: Page = page): Promise<void> {
+  await target
     .getByTestId('detail')
     .getByRole('heading', { level: 2 })
     .filter({ hasText: new RegExp(`^#${id} `) })
     .waitFor({ timeout: 15_000 })
+}
+
+/** Opens a delivery's detail and waits until the page shows it. */
+async function openDetail(id: number): Promise<void> {
+  await rowById(id).click()
+  await detailShown(id)
 }
 
 async function waitForRows(count: number, target: Page = page): Promise<void> {
@@ -97,6 +106,7 @@ describe('the timeline', () => {
   it('opens a delivery’s detail from its permalink, with the text the signature covers', async () => {
     const id = await newestId()
     await page.goto(`${uiOrigin}/#/d/${id}`)
+    await detailShown(id)
     await page.getByTestId('covered').waitFor()
     expect(await page.getByTestId('covered').locator('.ws').count()).toBeGreaterThan(0)
     expect(await page.getByTestId('body-text').textContent()).toBe(BODY)
@@ -434,6 +444,8 @@ describe('a narrow screen', () => {
       await live(small)
       const id = Number(await small.getByTestId('row').first().getAttribute('data-id'))
       await small.goto(`${uiOrigin}/#/d/${id}`)
+      // Its own facts and replay button, not those of the refusal the page opened by itself.
+      await detailShown(id, small)
       await small.getByTestId('facts').waitFor()
       const width = await small.evaluate(() => document.documentElement.scrollWidth)
       expect(width).toBeLessThanOrEqual(360)
@@ -450,13 +462,9 @@ describe('a narrow screen', () => {
     expect(await diagnosed.count()).toBe(1)
     const id = Number(await diagnosed.getAttribute('data-id'))
     await page.goto(`${uiOrigin}/#/d/${id}`)
-    // This delivery's detail, not the one open before it, which may hold a diagnosis too and be
-    // replaced between the look and the measure (a loaded run read no box at all).
-    await page
-      .getByTestId('detail')
-      .getByRole('heading', { level: 2 })
-      .filter({ hasText: new RegExp(`^#${id} `) })
-      .waitFor({ timeout: 15_000 })
+    // Not the diagnosis of the detail open before it, replaced between the look and the measure
+    // (a loaded run read no box at all).
+    await detailShown(id)
     await page.getByTestId('diagnosis').waitFor()
     expect(await page.getByTestId('diagnosis').isVisible()).toBe(true)
     const box = await page.getByTestId('diagnosis').boundingBox()
