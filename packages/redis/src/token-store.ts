@@ -98,8 +98,10 @@ export function redisTokenStore(client: RedisClient, options: RedisTokenStoreOpt
     },
     async lock() {
       const holder = uniqueToken()
-      if ((await send(['SET', lockKey, holder, 'NX', 'PX', String(lockTtl)], ['EVAL', UNLOCK, '1', lockKey, holder])) !== 'OK')
-        return undefined
+      const set = await send(['SET', lockKey, holder, 'NX', 'PX', String(lockTtl)], ['EVAL', UNLOCK, '1', lockKey, holder])
+      // A refused SET that finds its own holder had run once already and lost its answer, and the
+      // client sent it again on reconnecting (ioredis does by default): the lock is this one's.
+      if (set !== 'OK' && (await send(['GET', lockKey])) !== holder) return undefined
       return async () => {
         await send(['EVAL', UNLOCK, '1', lockKey, holder])
       }

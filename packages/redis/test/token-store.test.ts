@@ -151,6 +151,34 @@ describe.each(suiteFlavours)('redisTokenStore over $name', (flavour) => {
   })
 })
 
+describe('redisTokenStore when a lock’s answer is lost and the client sends it again', () => {
+  it('holds the lock its first SET took', async () => {
+    const connected = await suiteFlavours[0]?.connect(server.url)
+    if (connected === undefined) throw new Error('no client flavour')
+    try {
+      // As ioredis does by default when the connection drops after Redis ran a command and before
+      // its answer arrived: on reconnecting it sends the command again, and that SET NX finds the
+      // lock its first send took. Before, the lock read as another instance's until lockTtl.
+      let sets = 0
+      const client = {
+        isReady: true,
+        async sendCommand(args: string[]) {
+          if (args[0] === 'SET' && sets++ === 0) await connected.raw(args)
+          return connected.raw(args)
+        },
+      }
+      const key = `${uniquePrefix()}token`
+      const unlock = await redisTokenStore(client, { key, lockTtl: 30_000 }).lock?.()
+      expect(unlock).toBeTypeOf('function')
+      expect(await redisTokenStore(connected.client, { key, lockTtl: 30_000 }).lock?.()).toBeUndefined()
+      await unlock?.()
+      expect(await connected.raw(['GET', `${key}:lock`])).toBeNull()
+    } finally {
+      await connected.close()
+    }
+  })
+})
+
 describe('redisTokenStore setup', () => {
   const client = { sendCommand: async () => null }
 
