@@ -218,7 +218,10 @@ export function toSendCommand(record: InspectedRecord, context: ExportContext): 
   if (record.mode === 'oauth2')
     differs.add('target', 'hookguard send adds a fresh access_token to the query, written again in its own form')
   else if (`${parsed.pathname}${parsed.search}` !== target.text) {
-    differs.add('target', 'hookguard send takes a URL, which it parses (encoding some bytes, dropping a fragment)')
+    differs.add(
+      'target',
+      'hookguard send takes a URL, which it parses (encoding some bytes, resolving . and .. segments, dropping a fragment)',
+    )
   }
   if (record.method !== 'POST') differs.add('method', `hookguard send POSTs, the recording was ${commentWord(record.method)}`)
   differs.add('headers', "hookguard send writes its own (Content-Type: application/json; charset=utf-8, and the mode's credentials)")

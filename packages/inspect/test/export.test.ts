@@ -422,4 +422,11 @@ describe('the reported cases, each as it was found', () => {
     const plain = toSendCommand(recordOf(new Uint8Array(), [], { url: '/a?b=c' }), { url: 'http://127.0.0.1:1' })
     expect(plain).not.toMatch(/^# Differs from the recording: target: /m)
   })
+
+  it('hookguard send says that a recorded .. segment takes it up a level', () => {
+    for (const url of ['/..?a=b', '/a/../b', '/%2e%2e']) {
+      const text = toSendCommand(recordOf(new Uint8Array(), [], { url }), { url: 'http://127.0.0.1:1/hooks' })
+      expect(text, url).toMatch(/^# Differs from the recording: target: .*resolving \. and \.\. segments/m)
+    }
+  })
 })
