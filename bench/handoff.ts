@@ -6,8 +6,11 @@
  * the work), `verified` (`webhook()` answering 202 at once: what verifying costs, which no
  * hand-off can undercut) and `empty` (a route that answers 202 and does nothing: the floor of any
  * answer). Open loop (bench/open-loop.ts), so a slow answer cannot slow the sender down and hide
- * its own wait. Then the workers: deliveries a second through an emptied handler, and the delay
- * from receipt to the handler's start.
+ * its own wait. Then the same turns again for `empty`, `verified` and `handoff` with no worker
+ * running: the answer as a deployment whose workers run on other machines sees it, where on two
+ * shared cores the worker's turns and its queue commands land among the answers measured. Then the
+ * workers: deliveries a second through an emptied handler, and the delay from receipt to the
+ * handler's start.
  *
  *   node --import tsx bench/handoff.ts [--quick]
  */
@@ -32,6 +35,9 @@ const THROUGHPUT_DELIVERIES = quick ? 500 : 5000
 const THROUGHPUT_CONCURRENCY = 50
 const VARIANTS = ['empty', 'verified', 'handoff', 'inline'] as const
 type Variant = (typeof VARIANTS)[number]
+/** The variants measured again with no worker on the machine (`inline` has none to leave out). */
+const WORKER_ELSEWHERE = ['empty', 'verified', 'handoff'] as const
+type ElsewhereVariant = (typeof WORKER_ELSEWHERE)[number]
 
 export interface HandoffFigures {
   runtime: string
@@ -42,6 +48,12 @@ export interface HandoffFigures {
   /** Turns each server took (runs recorded before rounds have none). */
   rounds?: number
   answers: Record<Variant, OpenLoopResult>
+  /**
+   * The same answers with no worker process running (a deployment's workers on other machines):
+   * what the hand-off's answer costs apart from the worker sharing this machine's cores. Runs
+   * recorded before this was measured have none.
+   */
+  workerElsewhere?: Record<ElsewhereVariant, OpenLoopResult>
   /** The server process's CPU time (user + system) per delivery over the measured window, in microseconds. */
   cpuPerDeliveryUs: Record<Variant, number>
   /** With the handler of `workMs`: milliseconds from the receiver's verdict to the handler's start. */
@@ -99,6 +111,51 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
   }
 }
 
+/**
+ * The servers of `variants` take turns, a round each, so that what the host does meanwhile falls
+ * on all of them alike; each server's rounds are then pooled.
+ */
+async function takeTurns<V extends Variant>(
+  servers: Record<Variant, { child: ChildProcess; port: number }>,
+  variants: readonly V[],
+  label: string,
+): Promise<{ answers: Record<V, OpenLoopResult>; cpuPerDeliveryUs: Record<V, number> }> {
+  const rounds = Object.fromEntries(variants.map((variant) => [variant, [] as OpenLoopResult[]])) as Record<V, OpenLoopResult[]>
+  const cpuUs = Object.fromEntries(variants.map((variant) => [variant, 0])) as Record<V, number>
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const variant of variants) {
+      const { child, port } = servers[variant]
+      // The worker's last round of handlers ends before the next round starts.
+      await new Promise((resolve) => setTimeout(resolve, 2 * WORK_MS))
+      const before = (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs
+      const result = await openLoop({
+        port,
+        path: '/hooks',
+        rate: RATE,
+        durationS: DURATION_S / ROUNDS,
+        delivery: deliveries(`${label}${variant}-${round}`),
+      })
+      cpuUs[variant] += (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs - before
+      // Refusals answer faster than deliveries: a run of them would time the wrong path.
+      const expected = variant === 'inline' ? '200' : '202'
+      if (result.statuses[expected] !== result.sent)
+        throw new Error(`bench handoff: ${label}${variant} answered ${JSON.stringify(result.statuses)}, not ${result.sent} × ${expected}`)
+      rounds[variant].push(result)
+    }
+  }
+  const answers = {} as Record<V, OpenLoopResult>
+  const cpuPerDeliveryUs = {} as Record<V, number>
+  for (const variant of variants) {
+    const { latencies: _, ...all } = pooled(rounds[variant])
+    answers[variant] = { ...all, latencies: [] }
+    cpuPerDeliveryUs[variant] = cpuUs[variant] / all.answered
+    console.error(
+      `bench handoff: ${label}${variant} p50 ${all.p50.toFixed(2)} ms, p99 ${all.p99.toFixed(2)} ms, ${JSON.stringify(all.statuses)}`,
+    )
+  }
+  return { answers, cpuPerDeliveryUs }
+}
+
 const redis = await startRedis({ own: true })
 try {
   const worker = await start<{ ready: true }>('./handoff-worker.ts', [redis.url, String(WORK_MS), String(WORKER_CONCURRENCY)])
@@ -117,35 +174,7 @@ try {
       delivery: deliveries(`${variant}-warm`),
     })
   }
-  // The servers take turns, a round each, so that what the host does meanwhile falls on all of
-  // them alike; each server's rounds are then pooled.
-  const rounds = Object.fromEntries(VARIANTS.map((variant) => [variant, [] as OpenLoopResult[]])) as Record<Variant, OpenLoopResult[]>
-  const cpuUs = Object.fromEntries(VARIANTS.map((variant) => [variant, 0])) as Record<Variant, number>
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const variant of VARIANTS) {
-      const { child, port } = servers[variant]
-      // The worker's last round of handlers ends before the next round starts.
-      await new Promise((resolve) => setTimeout(resolve, 2 * WORK_MS))
-      const before = (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs
-      const result = await openLoop({
-        port,
-        path: '/hooks',
-        rate: RATE,
-        durationS: DURATION_S / ROUNDS,
-        delivery: deliveries(`${variant}-${round}`),
-      })
-      cpuUs[variant] += (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs - before
-      rounds[variant].push(result)
-    }
-  }
-  const answers = {} as Record<Variant, OpenLoopResult>
-  const cpuPerDeliveryUs = {} as Record<Variant, number>
-  for (const variant of VARIANTS) {
-    const { latencies: _, ...all } = pooled(rounds[variant])
-    answers[variant] = { ...all, latencies: [] }
-    cpuPerDeliveryUs[variant] = cpuUs[variant] / all.answered
-    console.error(`bench handoff: ${variant} p50 ${all.p50.toFixed(2)} ms, p99 ${all.p99.toFixed(2)} ms, ${JSON.stringify(all.statuses)}`)
-  }
+  const { answers, cpuPerDeliveryUs } = await takeTurns(servers, VARIANTS, '')
   const expected = Math.round(RATE * (WARMUP_S + DURATION_S))
   let delays: number[] = []
   await waitFor(
@@ -159,7 +188,11 @@ try {
   const measured = delays.slice(Math.round(RATE * WARMUP_S))
   const endToEnd = { deliveries: measured.length, p50: quantile(measured, 0.5), p99: quantile(measured, 0.99) }
   stop(worker.child)
+  // No worker now: the hand-off's jobs wait in Redis, as they would for workers elsewhere.
+  const elsewhere = await takeTurns(servers, WORKER_ELSEWHERE, 'no-worker-')
   for (const variant of VARIANTS) stop(servers[variant].child)
+  // An empty Redis for the throughput run, which counts every job its worker finds.
+  await redis.restart()
 
   // Throughput: a backlog queued with no worker running, then one worker with an empty handler.
   const server = await start<{ port: number }>('./handoff-server.ts', ['handoff', '0', redis.url])
@@ -193,6 +226,7 @@ try {
     workMs: WORK_MS,
     bodyBytes: deliveries('size')(0).body.byteLength,
     answers,
+    workerElsewhere: elsewhere.answers,
     cpuPerDeliveryUs,
     endToEnd,
     worker: { deliveries: THROUGHPUT_DELIVERIES, concurrency: THROUGHPUT_CONCURRENCY, perSecond: THROUGHPUT_DELIVERIES / seconds },

@@ -416,9 +416,27 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
     ),
     '',
     `${p50Met ? '✓' : '✗'} target: the hand-off's p50 within ${HANDOFF_P50_MS} ms of the empty route's (${p50Added >= 0 ? '+' : ''}${ms(p50Added)}). ${p99Met ? '✓' : '✗'} target: its p99 within ${Math.round((HANDOFF_P99_RATIO - 1) * 100)} % of the empty route's (${p99Ratio.toFixed(2)}×).${verified === undefined ? '' : ` The queue's own share, against the verified route: p50 ${queued.p50 - verified.p50 >= 0 ? '+' : ''}${ms(queued.p50 - verified.p50)}, p99 ${(queued.p99 / verified.p99).toFixed(2)}×; verifying's, the verified route against the empty one: p50 ${verified.p50 - empty.p50 >= 0 ? '+' : ''}${ms(verified.p50 - empty.p50)}, p99 ${(verified.p99 / empty.p99).toFixed(2)}×.`}`,
+    ...workerElsewhereLines(handoff),
     '',
     `The workers: from the receiver's verdict to the handler's start, p50 ${ms(handoff.endToEnd.p50)}, p99 ${ms(handoff.endToEnd.p99)} (${handoff.endToEnd.deliveries} deliveries at ${handoff.rate} a second, one worker process with ${handoff.workMs} ms handlers). One worker process with a handler that does nothing, concurrency ${handoff.worker.concurrency}, drains a backlog of ${handoff.worker.deliveries} at **${handoff.worker.perSecond.toFixed(0)} deliveries a second**.`,
   ].join('\n')
+}
+
+/**
+ * The same turns with no worker running, after the ones above: the answer as a deployment whose
+ * workers run elsewhere sees it. Told beside the targets, which stay judged on the run with the
+ * worker, as the issue that set them measures.
+ */
+function workerElsewhereLines(handoff: NonNullable<Figures['handoff']>): string[] {
+  const elsewhere = handoff.workerElsewhere
+  if (elsewhere === undefined) return []
+  const ms = (value: number) => `${value.toFixed(2)} ms`
+  const { empty, verified, handoff: queued } = elsewhere
+  const added = queued.p50 - empty.p50
+  return [
+    '',
+    `With no worker on these cores (the same turns for the empty route, the verified one and the hand-off, its jobs left waiting, as for workers on other machines): empty route p50 ${ms(empty.p50)}, p99 ${ms(empty.p99)}; verified only p50 ${ms(verified.p50)}, p99 ${ms(verified.p99)}; hand-off p50 ${ms(queued.p50)}, p99 ${ms(queued.p99)}, that is p50 ${added >= 0 ? '+' : ''}${ms(added)} and p99 ${(queued.p99 / empty.p99).toFixed(2)}× the empty route's.`,
+  ]
 }
 
 /** Log-scale grouped bars: the ratio to the floor of hookguard and each peer, per body and size. */
