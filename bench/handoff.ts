@@ -136,10 +136,11 @@ async function takeTurns<V extends Variant>(
         delivery: deliveries(`${label}${variant}-${round}`),
       })
       cpuUs[variant] += (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs - before
-      // Refusals answer faster than deliveries: a run of them would time the wrong path.
-      const expected = variant === 'inline' ? '200' : '202'
-      if (result.statuses[expected] !== result.sent)
-        throw new Error(`bench handoff: ${label}${variant} answered ${JSON.stringify(result.statuses)}, not ${result.sent} × ${expected}`)
+      // A refusal is the benchmark's own fault (a delivery not signed as the service signs), and
+      // it answers sooner than a delivery: a run of them would time the wrong path. A 503 or an
+      // answer that never came is a result, counted in the page's `answered` column.
+      if (Object.keys(result.statuses).some((status) => status.startsWith('4')))
+        throw new Error(`bench handoff: ${label}${variant} refused deliveries: ${JSON.stringify(result.statuses)}`)
       rounds[variant].push(result)
     }
   }
