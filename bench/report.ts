@@ -380,6 +380,10 @@ function inspectTable(inspect: NonNullable<Figures['inspect']>, misses: Miss[]):
 const HANDOFF_P50_MS = 1
 const HANDOFF_P99_RATIO = 1.1
 
+/** An answer's latency, and one latency over another, as the hand-off's figures print them. */
+const latency = (value: number) => `${value.toFixed(2)} ms`
+const latencyAdded = (value: number) => `${value >= 0 ? '+' : ''}${latency(value)}`
+
 function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]): string {
   const { empty, inline, handoff: queued, verified } = handoff.answers
   const p50Added = queued.p50 - empty.p50
@@ -388,7 +392,6 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
   const p99Met = p99Ratio <= HANDOFF_P99_RATIO
   if (!p50Met) misses.push({ target: 'handoff', what: `the hand-off's p50 is ${p50Added.toFixed(2)} ms over the empty route's` })
   if (!p99Met) misses.push({ target: 'handoff', what: `the hand-off's p99 is ${p99Ratio.toFixed(2)}× the empty route's` })
-  const ms = (value: number) => `${value.toFixed(2)} ms`
   // Runs recorded before the figure existed have none.
   const cpu = (variant: keyof typeof handoff.answers) => {
     const us = handoff.cpuPerDeliveryUs?.[variant]
@@ -406,19 +409,19 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
     table(
       ['server', 'p50', 'p99', 'max', 'answered', 'server CPU a delivery'],
       [
-        ['empty route', ms(empty.p50), ms(empty.p99), ms(empty.max), answered(empty), cpu('empty')],
+        ['empty route', latency(empty.p50), latency(empty.p99), latency(empty.max), answered(empty), cpu('empty')],
         ...(verified === undefined
           ? []
-          : [['verified only', ms(verified.p50), ms(verified.p99), ms(verified.max), answered(verified), cpu('verified')]]),
-        ['hand-off', `**${ms(queued.p50)}**`, `**${ms(queued.p99)}**`, ms(queued.max), answered(queued), cpu('handoff')],
-        ['inline', ms(inline.p50), ms(inline.p99), ms(inline.max), answered(inline), cpu('inline')],
+          : [['verified only', latency(verified.p50), latency(verified.p99), latency(verified.max), answered(verified), cpu('verified')]]),
+        ['hand-off', `**${latency(queued.p50)}**`, `**${latency(queued.p99)}**`, latency(queued.max), answered(queued), cpu('handoff')],
+        ['inline', latency(inline.p50), latency(inline.p99), latency(inline.max), answered(inline), cpu('inline')],
       ],
     ),
     '',
-    `${p50Met ? '✓' : '✗'} target: the hand-off's p50 within ${HANDOFF_P50_MS} ms of the empty route's (${p50Added >= 0 ? '+' : ''}${ms(p50Added)}). ${p99Met ? '✓' : '✗'} target: its p99 within ${Math.round((HANDOFF_P99_RATIO - 1) * 100)} % of the empty route's (${p99Ratio.toFixed(2)}×).${verified === undefined ? '' : ` The queue's own share, against the verified route: p50 ${queued.p50 - verified.p50 >= 0 ? '+' : ''}${ms(queued.p50 - verified.p50)}, p99 ${(queued.p99 / verified.p99).toFixed(2)}×; verifying's, the verified route against the empty one: p50 ${verified.p50 - empty.p50 >= 0 ? '+' : ''}${ms(verified.p50 - empty.p50)}, p99 ${(verified.p99 / empty.p99).toFixed(2)}×.`}`,
+    `${p50Met ? '✓' : '✗'} target: the hand-off's p50 within ${HANDOFF_P50_MS} ms of the empty route's (${latencyAdded(p50Added)}). ${p99Met ? '✓' : '✗'} target: its p99 within ${Math.round((HANDOFF_P99_RATIO - 1) * 100)} % of the empty route's (${p99Ratio.toFixed(2)}×).${verified === undefined ? '' : ` The queue's own share, against the verified route: p50 ${latencyAdded(queued.p50 - verified.p50)}, p99 ${(queued.p99 / verified.p99).toFixed(2)}×; verifying's, the verified route against the empty one: p50 ${latencyAdded(verified.p50 - empty.p50)}, p99 ${(verified.p99 / empty.p99).toFixed(2)}×.`}`,
     ...workerElsewhereLines(handoff),
     '',
-    `The workers: from the receiver's verdict to the handler's start, p50 ${ms(handoff.endToEnd.p50)}, p99 ${ms(handoff.endToEnd.p99)} (${handoff.endToEnd.deliveries} deliveries at ${handoff.rate} a second, one worker process with ${handoff.workMs} ms handlers). One worker process with a handler that does nothing, concurrency ${handoff.worker.concurrency}, drains a backlog of ${handoff.worker.deliveries} at **${handoff.worker.perSecond.toFixed(0)} deliveries a second**.`,
+    `The workers: from the receiver's verdict to the handler's start, p50 ${latency(handoff.endToEnd.p50)}, p99 ${latency(handoff.endToEnd.p99)} (${handoff.endToEnd.deliveries} deliveries at ${handoff.rate} a second, one worker process with ${handoff.workMs} ms handlers). One worker process with a handler that does nothing, concurrency ${handoff.worker.concurrency}, drains a backlog of ${handoff.worker.deliveries} at **${handoff.worker.perSecond.toFixed(0)} deliveries a second**.`,
   ].join('\n')
 }
 
@@ -430,12 +433,10 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
 function workerElsewhereLines(handoff: NonNullable<Figures['handoff']>): string[] {
   const elsewhere = handoff.workerElsewhere
   if (elsewhere === undefined) return []
-  const ms = (value: number) => `${value.toFixed(2)} ms`
   const { empty, verified, handoff: queued } = elsewhere
-  const added = queued.p50 - empty.p50
   return [
     '',
-    `With no worker on these cores (the same turns for the empty route, the verified one and the hand-off, its jobs left waiting, as for workers on other machines): empty route p50 ${ms(empty.p50)}, p99 ${ms(empty.p99)}; verified only p50 ${ms(verified.p50)}, p99 ${ms(verified.p99)}; hand-off p50 ${ms(queued.p50)}, p99 ${ms(queued.p99)}, that is p50 ${added >= 0 ? '+' : ''}${ms(added)} and p99 ${(queued.p99 / empty.p99).toFixed(2)}× the empty route's.`,
+    `With no worker on these cores (the same turns for the empty route, the verified one and the hand-off, its jobs left waiting, as for workers on other machines): empty route p50 ${latency(empty.p50)}, p99 ${latency(empty.p99)}; verified only p50 ${latency(verified.p50)}, p99 ${latency(verified.p99)}; hand-off p50 ${latency(queued.p50)}, p99 ${latency(queued.p99)}, that is p50 ${latencyAdded(queued.p50 - empty.p50)} and p99 ${(queued.p99 / empty.p99).toFixed(2)}× the empty route's.`,
   ]
 }
 
