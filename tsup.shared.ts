@@ -19,9 +19,14 @@ interface PackageBuild {
    * pick between them.
    */
   conditional?: boolean
+  /**
+   * The tsconfig the build reads, relative to the package, when the root's `tsconfig.build.json`
+   * does not serve: for a package whose sources need an ambient declaration of their own.
+   */
+  tsconfig?: string
 }
 
-const common = {
+const base = {
   format: ['esm', 'cjs'],
   target: 'es2022',
   sourcemap: true,
@@ -62,7 +67,8 @@ function wasmModules(outDir: string): Plugin {
 }
 
 /** The one build policy every package shares; a package names its entries and nothing else. */
-export function buildPackage({ entry, bin = [], conditional = false }: PackageBuild): Options[] {
+export function buildPackage({ entry, bin = [], conditional = false, tsconfig }: PackageBuild): Options[] {
+  const common = tsconfig === undefined ? base : { ...base, tsconfig }
   if (!conditional) {
     // The bin build writes into the same folder at the same time, so the library build's clean
     // leaves its files alone; they are overwritten instead.

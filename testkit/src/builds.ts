@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -8,20 +8,34 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 /**
  * Of the workspace packages named (`core`, `fetch`…, each with the files its build writes, relative
- * to its folder), those whose build is missing or older than their source or `package.json`.
- * For what runs the built packages as users do (benchmarks, a real framework's own bundler).
+ * to its folder), those whose build is missing or older than their source or `package.json`; and
+ * the workspace packages they depend on whose declarations are, since a package's build checks its
+ * sources against those (tsconfig.build.json). For what runs the built packages as users do
+ * (benchmarks, a real framework's own bundler).
  */
-export function staleBuilds(packages: Readonly<Record<string, readonly string[]>>): string[] {
-  const stale: string[] = []
-  for (const [name, built] of Object.entries(packages)) {
-    const dir = join(ROOT, 'packages', name)
+export function staleBuilds(packages: Readonly<Record<string, readonly string[]>>, root = ROOT): string[] {
+  const stale = new Set<string>()
+  const seen = new Set<string>()
+  const visit = (name: string, built: readonly string[]) => {
+    if (seen.has(`${name} ${built.join(' ')}`)) return
+    seen.add(`${name} ${built.join(' ')}`)
+    const dir = join(root, 'packages', name)
     const source = Math.max(newestMtime(join(dir, 'src')), statSync(join(dir, 'package.json')).mtimeMs)
-    if (built.some((file) => !existsSync(join(dir, file)) || statSync(join(dir, file)).mtimeMs < source)) stale.push(`@hookguard/${name}`)
+    if (built.some((file) => !existsSync(join(dir, file)) || statSync(join(dir, file)).mtimeMs < source)) stale.add(`@hookguard/${name}`)
+    for (const dependency of workspaceDependencies(dir)) visit(dependency, ['dist/index.d.ts'])
   }
-  return stale
+  for (const [name, built] of Object.entries(packages)) visit(name, built)
+  return [...stale]
 }
 
-/** Builds the packages `staleBuilds` named, with pnpm, as `pnpm build` would. */
+/** The `@hookguard/…` packages a package depends on, by folder name. */
+function workspaceDependencies(dir: string): string[] {
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>
+  const names = ['dependencies', 'peerDependencies'].flatMap((field) => Object.keys(manifest[field] ?? {}))
+  return names.filter((name) => name.startsWith('@hookguard/')).map((name) => name.slice('@hookguard/'.length))
+}
+
+/** Builds the packages `staleBuilds` named, with pnpm, as `pnpm build` would: each after those it depends on. */
 export function build(packages: readonly string[]): void {
   if (packages.length === 0) return
   execFileSync('pnpm', [...packages.flatMap((name) => ['--filter', name]), 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
