@@ -14,18 +14,18 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
  * (benchmarks, a real framework's own bundler).
  */
 export function staleBuilds(packages: Readonly<Record<string, readonly string[]>>, root = ROOT): string[] {
-  const stale = new Set<string>()
-  const seen = new Set<string>()
-  const visit = (name: string, built: readonly string[]) => {
-    if (seen.has(`${name} ${built.join(' ')}`)) return
-    seen.add(`${name} ${built.join(' ')}`)
-    const dir = join(root, 'packages', name)
-    const source = Math.max(newestMtime(join(dir, 'src')), statSync(join(dir, 'package.json')).mtimeMs)
-    if (built.some((file) => !existsSync(join(dir, file)) || statSync(join(dir, file)).mtimeMs < source)) stale.add(`@hookguard/${name}`)
-    for (const dependency of workspaceDependencies(dir)) visit(dependency, ['dist/index.d.ts'])
+  const checked = new Map<string, readonly string[]>(Object.entries(packages))
+  for (const name of checked.keys()) {
+    for (const dependency of workspaceDependencies(join(root, 'packages', name))) {
+      if (!checked.has(dependency)) checked.set(dependency, ['dist/index.d.ts'])
+    }
   }
-  for (const [name, built] of Object.entries(packages)) visit(name, built)
-  return [...stale]
+  return [...checked].filter(([name, built]) => isStale(join(root, 'packages', name), built)).map(([name]) => `@hookguard/${name}`)
+}
+
+function isStale(dir: string, built: readonly string[]): boolean {
+  const source = Math.max(newestMtime(join(dir, 'src')), statSync(join(dir, 'package.json')).mtimeMs)
+  return built.some((file) => !existsSync(join(dir, file)) || statSync(join(dir, file)).mtimeMs < source)
 }
 
 /** The `@hookguard/…` packages a package depends on, by folder name. */
