@@ -1,6 +1,7 @@
 /**
  * `pnpm docs:test`, after `pnpm docs:build`: the built site in a real browser. Debian's Chromium
- * (`apt-get install chromium`; CHROMIUM_PATH for another one), driven by playwright-core, against
+ * (the browser tests' own: its headless shell, or the whole browser; CHROMIUM_PATH for another
+ * one), driven by playwright-core, against
  * docs/.vitepress/dist served on 127.0.0.1 on a free port:
  *
  * 1. every page of the build loads, and hydrates, without an error in the console or the page;
@@ -17,12 +18,13 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { extname, join, normalize, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { CHROMIUM_INSTALL, chromiumPath } from '@hookguard/testkit/chromium'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { extractSnippets } from './lib/snippets.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DIST = join(ROOT, 'docs/.vitepress/dist')
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const CHROMIUM = chromiumPath()
 const TIMEOUT_S = Number(process.env.HOOKGUARD_DOCS_TEST_TIMEOUT ?? 600)
 const SEARCHES = ['invalid_signature', 'dedupe']
 /** What a user types into the search box, and the page that answers it. */
@@ -174,8 +176,8 @@ if (!existsSync(join(DIST, 'index.html'))) {
   console.log(`✗ no build in ${relative(ROOT, DIST)}: run pnpm docs:build first`)
   process.exit(1)
 }
-if (!existsSync(CHROMIUM)) {
-  console.log(`✗ no Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`)
+if (CHROMIUM === undefined) {
+  console.log(`✗ no Chromium: ${CHROMIUM_INSTALL}, or set CHROMIUM_PATH to one`)
   process.exit(1)
 }
 

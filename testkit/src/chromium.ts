@@ -1,25 +1,32 @@
 import { existsSync } from 'node:fs'
 
-/** Where Debian installs Chromium (`apt-get install chromium`). */
-const DEBIAN_CHROMIUM = '/usr/bin/chromium'
+/**
+ * Where Debian installs Chromium, in the order the browser tests take them: the headless shell
+ * (`apt-get install chromium-headless-shell`), the same engine without the desktop browser around
+ * it, which Playwright itself runs headless tests in, and which ran the inspector's browser tests
+ * for three quarters of the CPU time; then the whole browser (`apt-get install chromium`).
+ */
+export const DEBIAN_CHROMIUMS = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'] as const
+
+/** What to install where none is found. */
+export const CHROMIUM_INSTALL = 'apt-get install chromium-headless-shell (or chromium)'
 
 /**
- * The Chromium the browser tests drive: `CHROMIUM_PATH`, or Debian's. No browser is ever
- * downloaded: playwright-core only drives the one installed.
+ * The Chromium the browser tests drive: `CHROMIUM_PATH`, or the first of Debian's that is
+ * installed. No browser is ever downloaded: playwright-core only drives the one installed.
  */
-export function chromiumPath(): string | undefined {
-  const given = process.env.CHROMIUM_PATH
-  if (given) return existsSync(given) ? given : undefined
-  return existsSync(DEBIAN_CHROMIUM) ? DEBIAN_CHROMIUM : undefined
+export function chromiumPath(env: NodeJS.ProcessEnv = process.env, exists: (path: string) => boolean = existsSync): string | undefined {
+  const given = env.CHROMIUM_PATH
+  if (given) return exists(given) ? given : undefined
+  return DEBIAN_CHROMIUMS.find((path) => exists(path))
 }
 
-export function chromiumAvailability(): { path: string | undefined; message: string } {
-  const path = chromiumPath()
+export function chromiumAvailability(...where: Parameters<typeof chromiumPath>): { path: string | undefined; message: string } {
+  const path = chromiumPath(...where)
   if (path !== undefined) return { path, message: `Browser tests run in ${path}` }
   return {
     path,
-    message:
-      'Browser tests not run: no Chromium at /usr/bin/chromium or CHROMIUM_PATH. Install it (Debian/Ubuntu: apt-get install chromium) or set CHROMIUM_PATH, then run pnpm test:browser.',
+    message: `Browser tests not run: no Chromium at ${DEBIAN_CHROMIUMS.join(' or ')}, nor at CHROMIUM_PATH. Install it (Debian/Ubuntu: ${CHROMIUM_INSTALL}) or set CHROMIUM_PATH, then run pnpm test:browser.`,
   }
 }
 
