@@ -18,7 +18,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { extname, join, normalize, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CHROMIUM_INSTALL, chromiumPath } from '@hookguard/testkit/chromium'
+import { chromiumMissing, chromiumPath } from '@hookguard/testkit/chromium'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { extractSnippets } from './lib/snippets.ts'
 
@@ -177,7 +177,7 @@ if (!existsSync(join(DIST, 'index.html'))) {
   process.exit(1)
 }
 if (CHROMIUM === undefined) {
-  console.log(`✗ no Chromium: ${CHROMIUM_INSTALL}, or set CHROMIUM_PATH to one`)
+  console.log(`✗ ${chromiumMissing()}`)
   process.exit(1)
 }
 

@@ -33,6 +33,12 @@ describe('chromiumPath', () => {
     expect(message).toContain('pnpm test:browser')
   })
 
+  it('says so where CHROMIUM_PATH names no file, naming it', () => {
+    const { message } = chromiumAvailability({ CHROMIUM_PATH: '/opt/missing/chrome' }, installed(SHELL, BROWSER))
+    expect(message).toContain('no Chromium at CHROMIUM_PATH (/opt/missing/chrome)')
+    expect(message).toContain('pnpm test:browser')
+  })
+
   it('names the one the suite runs in', () => {
     expect(chromiumAvailability({}, installed(BROWSER, SHELL))).toEqual({
       path: SHELL,

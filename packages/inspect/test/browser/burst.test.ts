@@ -1,12 +1,12 @@
 import { sign } from '@hookguard/core'
-import { CHROMIUM_ARGS, CHROMIUM_INSTALL, chromiumPath } from '@hookguard/testkit/chromium'
+import { CHROMIUM_ARGS, chromiumMissing, chromiumPath } from '@hookguard/testkit/chromium'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_MAX_RECORDS } from '../../src/ring.ts'
 import { cleanup, inspector, SECRET, send } from '../helpers.ts'
 
 const executablePath = chromiumPath()
-if (executablePath === undefined) throw new Error(`No Chromium: install it (${CHROMIUM_INSTALL}) or set CHROMIUM_PATH`)
+if (executablePath === undefined) throw new Error(chromiumMissing())
 
 const BURST = 2000
 /** Requests in flight at once: a sender retrying a backlog, not one connection per delivery. */

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sign } from '@hookguard/core'
-import { CHROMIUM_ARGS, CHROMIUM_INSTALL, chromiumPath } from '@hookguard/testkit/chromium'
+import { CHROMIUM_ARGS, chromiumMissing, chromiumPath } from '@hookguard/testkit/chromium'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // The emulator depends on this package, so its deliver comes from its source here, not as a dependency.
@@ -12,7 +12,7 @@ import { cleanup, hookguardApp, inspector, runExportedTests, SECRET, send } from
 
 const PACKAGE = fileURLToPath(new URL('../..', import.meta.url))
 const executablePath = chromiumPath()
-if (executablePath === undefined) throw new Error(`No Chromium: install it (${CHROMIUM_INSTALL}) or set CHROMIUM_PATH`)
+if (executablePath === undefined) throw new Error(chromiumMissing())
 
 let browser: Browser
 let context: BrowserContext
