@@ -88,6 +88,16 @@ function nestedWithin(size: number): Uint8Array {
   return framed('[', `${'['.repeat(MAX_DEPTH - 1)}${']'.repeat(MAX_DEPTH - 1)},`, '0]', size)
 }
 
+/**
+ * `[[[…]]]`, valid JSON thousands of levels past `MAX_DEPTH`: V8's `JSON.parse` takes it, and
+ * `JSON.stringify` (or any recursive walk) of the value then overflows the stack, at some cost
+ * before it does.
+ */
+function deepest(size: number): Uint8Array {
+  const depth = Math.floor(size / 2)
+  return encoder.encode(`${'['.repeat(depth)}${']'.repeat(depth)}${' '.repeat(size % 2)}`)
+}
+
 /** A long string of brackets (which do not count), then arrays nested past `MAX_DEPTH` at the very end. */
 function nestedPast(size: number): Uint8Array {
   return framed('["', '[{', `",${'['.repeat(MAX_DEPTH + 1)}`, size, 'x')
@@ -150,6 +160,7 @@ export const HOSTILE_SHAPES: readonly HostileShape[] = [
     build: (size) => framed('[', '[],{},', '{}x', size),
   },
   { id: 'too-deep', label: `JSON: a string of brackets, then nesting past maxDepth`, hostile: true, build: nestedPast },
+  { id: 'deepest', label: 'JSON: arrays nested as deep as the body is long, valid', hostile: true, build: deepest },
   { id: 'long-string', label: 'JSON: one long string', hostile: true, build: (size) => framed('{"a":"', 'x', '"}', size, 'x') },
   {
     id: 'json-escapes',

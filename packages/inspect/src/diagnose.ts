@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto'
-import { sign } from '@hookguard/core'
-import { escapeLikeGson, stripJavaWhitespace, stripUnicodeWhitespace } from '@hookguard/core/adapter'
+import { DEFAULT_MAX_DEPTH, sign } from '@hookguard/core'
+import { escapeLikeGson, nestsDeeperThan, stripJavaWhitespace, stripUnicodeWhitespace } from '@hookguard/core/adapter'
 
 /**
  * Why a signature matched or did not: every variant of the text, the secret and the header that
@@ -47,9 +47,10 @@ export interface TriedVariant {
 export interface Diagnosis {
   /**
    * `matched`: a variant matches (the first is `match`); `no_match`: none does; `no_header`: nothing
-   * to compare; `failed`: the diagnosis itself failed on this body (the verdict stands).
+   * to compare; `failed`: the diagnosis itself failed on this body (the verdict stands); `skipped`:
+   * not tried, the time the inspector gives diagnoses being spent (diagnosis-budget.ts).
    */
-  outcome: 'matched' | 'no_match' | 'no_header' | 'failed'
+  outcome: 'matched' | 'no_match' | 'no_header' | 'failed' | 'skipped'
   match?: VariantMatch
   matches: VariantMatch[]
   tried: TriedVariant[]
@@ -171,19 +172,19 @@ export async function diagnose({ body, header, secrets, unicodeWhitespace = fals
   return { outcome: match === undefined ? 'no_match' : 'matched', ...(match && { match }), matches, tried, received8, expected8, summary }
 }
 
-/**
- * What a record says when its diagnosis threw: that it failed, never why (an error's message may
- * quote the body). The verdict does not depend on it.
- */
+/** A diagnosis that tried nothing; the verdict stands without it. */
+function untried(outcome: 'failed' | 'skipped', summary: string): Diagnosis {
+  return { outcome, matches: [], tried: [], received8: [], expected8: '', summary }
+}
+
+/** What a record says when its diagnosis threw: that it failed, never why (an error's message may quote the body). */
 export function failedDiagnosis(): Diagnosis {
-  return {
-    outcome: 'failed',
-    matches: [],
-    tried: [],
-    received8: [],
-    expected8: '',
-    summary: 'The diagnosis failed on this body; the verdict stands.',
-  }
+  return untried('failed', 'The diagnosis failed on this body; the verdict stands.')
+}
+
+/** What a record says when its diagnosis was not tried, the time the inspector gives diagnoses being spent. */
+export function skippedDiagnosis(): Diagnosis {
+  return untried('skipped', 'Not diagnosed: refused deliveries arrived faster than the inspector diagnoses them. The verdict stands.')
 }
 
 /**
@@ -234,16 +235,17 @@ function candidateTexts(body: Uint8Array, unicodeWhitespace: boolean): [VariantN
 }
 
 function reserialised(body: Uint8Array): Uint8Array | undefined {
+  // A receiver refuses a text nested this deep as invalid_json, whoever signed it. V8 parses
+  // 100 000 nested arrays, and its stringify then overflows the stack: tens of milliseconds of
+  // CPU for each such request, where the scan costs about one HMAC.
+  if (nestsDeeperThan(body, DEFAULT_MAX_DEPTH)) return undefined
   let text: Uint8Array
   try {
-    // Both inside: V8 parses 100 000 nested arrays, and its stringify overflows the stack on them.
     text = new TextEncoder().encode(JSON.stringify(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body))))
   } catch {
     return undefined
   }
-  const same = stripJavaWhitespace(body)
-  if (text.byteLength === same.byteLength && text.every((b, i) => b === same[i])) return undefined
-  return text
+  return Buffer.from(text.buffer, text.byteOffset, text.byteLength).equals(stripJavaWhitespace(body)) ? undefined : text
 }
 
 /** One run of the text the signature covers: kept bytes, or whitespace the service's strip removes. */

@@ -1,6 +1,7 @@
 import { createReceiver, type Receiver, type WebhookEvent, type WebhookOptions, type WebhookResponse } from '@hookguard/core'
 import { payloadTooLarge } from '@hookguard/core/adapter'
-import { type Diagnosis, diagnose, failedDiagnosis, identifySecret } from './diagnose.ts'
+import { type Diagnosis, diagnose, failedDiagnosis, identifySecret, skippedDiagnosis } from './diagnose.ts'
+import { createDiagnosisBudget, type DiagnosisBudget } from './diagnosis-budget.ts'
 import type { InspectorSettings } from './options.ts'
 
 /** hookguard's verdict on one request, with what its events said about it. */
@@ -36,8 +37,9 @@ const VERIFIED_ANSWER: WebhookResponse = {
  * Verifies requests with the app's settings, through the same `createReceiver` every adapter is
  * built on. `answering`: the inspector is the receiver, so deliveries are deduplicated as an app
  * with `dedupe` would (in memory); in front of an app, the app does that and this only judges.
+ * The diagnoses of refused deliveries share `budget` (see diagnosis-budget.ts).
  */
-export function createJudge(settings: InspectorSettings, answering: boolean) {
+export function createJudge(settings: InspectorSettings, answering: boolean, budget: DiagnosisBudget = createDiagnosisBudget()) {
   // Events tell what a result does not (the hint, the form, the fingerprint). Verifications run
   // one at a time, so each event belongs to the one running: AsyncLocalStorage would tie them as
   // well, but its promise hooks cost every request of the process (bench/inspect.ts).
@@ -103,13 +105,18 @@ export function createJudge(settings: InspectorSettings, answering: boolean) {
       if (auth.mode === 'secret' && !request.truncated) {
         // A verified delivery needs no diagnosis, only which secret signed it. The verdict is
         // made: a diagnosis that fails on a hostile body must not take the record with it.
+        // A refused one's diagnosis is the sender's choice of work: it takes its turn in the budget.
+        const input = {
+          body: request.body,
+          header: headerOf(request.rawHeaders, settings.signatureHeader),
+          secrets: settings.secrets,
+          unicodeWhitespace: auth.unicodeWhitespace === true,
+        }
         try {
-          judgement.diagnosis = await (judgement.verdict === 'verified' ? identifySecret : diagnose)({
-            body: request.body,
-            header: headerOf(request.rawHeaders, settings.signatureHeader),
-            secrets: settings.secrets,
-            unicodeWhitespace: auth.unicodeWhitespace === true,
-          })
+          judgement.diagnosis =
+            judgement.verdict === 'verified'
+              ? await identifySecret(input)
+              : ((await budget.run(() => diagnose(input))) ?? skippedDiagnosis())
         } catch {
           judgement.diagnosis = failedDiagnosis()
         }

@@ -28,7 +28,7 @@ const TARGET = /^(?:\/[^\x00-\x20\x7f]*|\*)$/
 const SOURCES = ['sender', 'replay', 'resend', 'preset'] as const
 const MODES = ['secret', 'basic', 'oauth2', 'none'] as const
 const VERDICTS = ['verified', 'refused'] as const
-const OUTCOMES = ['matched', 'no_match', 'no_header', 'failed'] as const
+const OUTCOMES = ['matched', 'no_match', 'no_header', 'failed', 'skipped'] as const
 
 export interface ShapeLimits {
   /** The largest body a record may hold: the inspector's size limit. */

@@ -8,6 +8,15 @@ export function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`
 }
 
+/** What {@link printfFormat} writes for each byte, as bytes: the byte itself where it is written as it is. */
+const PRINTF_TEXT: Uint8Array[] = Array.from({ length: 256 }, (_, byte) => {
+  if (byte === 0x25) return Buffer.from('%%')
+  if (byte === 0x5c) return Buffer.from('\\\\')
+  if (byte === 0x27) return Buffer.from('\\047')
+  if (byte >= 0x20 && byte < 0x7f) return Uint8Array.of(byte)
+  return Buffer.from(`\\${byte.toString(8).padStart(3, '0')}`)
+})
+
 /**
  * A `printf` format for exactly these bytes: printable ASCII as it is (with `%` and `\` doubled),
  * every other byte as a three-digit octal escape, so NUL, newlines and UTF-8 survive any shell.
@@ -15,16 +24,22 @@ export function shellQuote(text: string): string {
  * format's first character, `printf` would read it as an option (`-1`, `-n`) and write nothing.
  */
 function printfFormat(bytes: Uint8Array): string {
-  let out = ''
-  for (const [index, byte] of bytes.entries()) {
-    if (index === 0 && byte === 0x2d) out += '\\055'
-    else if (byte === 0x25) out += '%%'
-    else if (byte === 0x5c) out += '\\\\'
-    else if (byte === 0x27) out += '\\047'
-    else if (byte >= 0x20 && byte < 0x7f) out += String.fromCharCode(byte)
-    else out += `\\${byte.toString(8).padStart(3, '0')}`
+  // Written into one buffer sized first, then decoded once: appending to a string a byte at a time
+  // cost 170 ns a byte, a fifth of a second to export a body of a mebibyte.
+  const leading = bytes[0] === 0x2d ? Buffer.from('\\055') : undefined
+  let length = leading === undefined ? 0 : leading.length - 1
+  for (const byte of bytes) length += (PRINTF_TEXT[byte] as Uint8Array).length
+  const out = Buffer.allocUnsafe(length)
+  let at = 0
+  for (let index = 0; index < bytes.length; index++) {
+    const text = index === 0 && leading !== undefined ? leading : (PRINTF_TEXT[bytes[index] as number] as Uint8Array)
+    if (text.length === 1) out[at++] = text[0] as number
+    else {
+      out.set(text, at)
+      at += text.length
+    }
   }
-  return out
+  return out.toString('latin1')
 }
 
 /** `printf` writing exactly these bytes. */

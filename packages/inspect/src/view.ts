@@ -1,3 +1,5 @@
+import { DEFAULT_MAX_DEPTH } from '@hookguard/core'
+import { nestsDeeperThan } from '@hookguard/core/adapter'
 import { coveredSegments } from './diagnose.ts'
 import type { InspectedRecord } from './record.ts'
 import { redactBody, redactCredentials, redactHeader, redactUrl } from './redact.ts'
@@ -80,7 +82,7 @@ export function summarize(record: InspectedRecord, usedBy?: number[]): RecordSum
 export function diagnosisName(record: InspectedRecord): string | undefined {
   const { diagnosis } = record
   if (diagnosis === undefined || diagnosis.outcome === 'no_header') return undefined
-  if (diagnosis.outcome === 'failed') return 'failed'
+  if (diagnosis.outcome === 'failed' || diagnosis.outcome === 'skipped') return diagnosis.outcome
   if (record.verdict === 'verified' && diagnosis.match?.variant === 'service') return undefined
   return diagnosis.match?.variant ?? 'no_match'
 }
@@ -114,7 +116,7 @@ export interface RecordDetail extends RecordSummary {
   truncated: boolean
   /** Mode `secret`: the text the signature covers, split where Java's strip removes whitespace. */
   covered?: { text: string; removed: boolean }[]
-  /** The parsed payload, pretty-printed, when the body is JSON. */
+  /** The parsed payload, pretty-printed, when the body is JSON nested no deeper than a receiver parses (1 000 levels). */
   payload?: string
   diagnosisDetail?: InspectedRecord['diagnosis']
   app?: { status?: number; error?: string; code?: string; headers: [string, string][]; bodyText: string; durationMs: number }
@@ -134,7 +136,9 @@ export function detail(record: InspectedRecord, usedBy?: number[]): RecordDetail
   }
   if (isToken) out.bodyText = redactCredentials(new TextDecoder().decode(record.body))
   if (record.mode === 'secret' && !isToken && body.byteLength <= MAX_SEGMENTED) out.covered = coveredSegments(body)
-  if (!isToken) {
+  // Nested deeper than a receiver parses, the body is shown as text and bytes only: V8 parses 100 000
+  // nested arrays, and pretty-printing them overflows the stack after building megabytes of indents.
+  if (!isToken && !nestsDeeperThan(body, DEFAULT_MAX_DEPTH)) {
     try {
       out.payload = JSON.stringify(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body)), null, 2)
     } catch {

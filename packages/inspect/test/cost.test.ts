@@ -1,0 +1,107 @@
+import { settledRatio } from '@hookguard/testkit/growth'
+import { HOSTILE_SHAPES, hostileShape } from '@hookguard/testkit/hostile'
+import { describe, expect, it } from 'vitest'
+import { createDiagnosisBudget } from '../src/diagnosis-budget.ts'
+import { diffRecords } from '../src/diff.ts'
+import { type ExportFormat, exportAs } from '../src/export.ts'
+import { createJudge } from '../src/judge.ts'
+import { checkOptions } from '../src/options.ts'
+import type { InspectedRecord } from '../src/record.ts'
+import { detail } from '../src/view.ts'
+import { SECRET } from './helpers.ts'
+
+// What the inspector does with a request grows no faster than its body, whatever the body holds:
+// the work a sender sets off (the verdict, and the diagnosis of a refused delivery, every variant
+// tried) and the work the same body sets off when the developer opens its record (the detail, a
+// diff, each export). Each shape of testkit/src/hostile.ts is timed at just over 16 KiB and at
+// 64 KiB in this process, by its CPU time, interleaved, medians of rounds (as the core's cost sweep
+// in test/robustness/complexity.test.ts): linear work reads about 4×, quadratic 16×. What a flood
+// of refused deliveries costs in all is bounded apart (diagnosis-budget.test.ts); here the budget
+// never runs out, so that every diagnosis is timed whole.
+
+const SMALL = 16 * 1024 + 1
+const LARGE = 64 * 1024
+const GROWTH_LIMIT = 8
+const TIMING = { rounds: 3, batchMs: 5, budgetMs: 4000 }
+const FORMATS: readonly ExportFormat[] = ['send', 'curl', 'har', 'fixture', 'fixture-test']
+const CONTEXT = { url: 'http://127.0.0.1:4319' }
+const HEADERS: [string, string][] = [
+  ['Content-Type', 'application/json'],
+  ['X-Service-Hmac-Signature', 'ab'.repeat(32)],
+]
+
+const judge = createJudge(checkOptions({ auth: { mode: 'secret', secret: SECRET } }), true, createDiagnosisBudget({ burstMs: Infinity }))
+
+const request = (body: Uint8Array) => ({
+  method: 'POST',
+  url: '/hooks',
+  rawHeaders: HEADERS.flat(),
+  body,
+  truncated: false,
+})
+
+async function recordOf(body: Uint8Array): Promise<InspectedRecord> {
+  const judgement = await judge.delivery(request(body))
+  return {
+    id: 2,
+    kind: 'delivery',
+    time: 0,
+    source: 'sender',
+    method: 'POST',
+    url: '/hooks',
+    headers: HEADERS,
+    body,
+    bodyBytes: body.byteLength,
+    mode: 'secret',
+    verdict: judgement.verdict,
+    status: judgement.response.status,
+    ...(judgement.code !== undefined && { code: judgement.code }),
+    ...(judgement.diagnosis !== undefined && { diagnosis: judgement.diagnosis }),
+    durationMs: 1,
+  }
+}
+
+interface Work {
+  name: string
+  /** One call for `body`, made afresh for each (building what it needs is not timed). */
+  call(body: Uint8Array): Promise<() => Promise<unknown>>
+}
+
+const WORK: readonly Work[] = [
+  {
+    name: 'a refused delivery, judged and its diagnosis made',
+    call: async (body) => async () => {
+      const judgement = await judge.delivery(request(body))
+      if (judgement.verdict !== 'refused' || judgement.diagnosis?.outcome !== 'no_match') throw new Error('not diagnosed as refused')
+    },
+  },
+  {
+    name: 'its record opened: the detail, a diff with the delivery before, each export',
+    call: async (body) => {
+      const [record, before] = await Promise.all([recordOf(body), recordOf(hostileShape('compact').build(body.byteLength))])
+      return async () => {
+        detail(record)
+        diffRecords({ ...before, id: 1 }, record)
+        for (const format of FORMATS) exportAs(format, record, CONTEXT)
+      }
+    },
+  },
+]
+
+describe('what the inspector does with a body grows no faster than the body', () => {
+  for (const work of WORK) {
+    describe(work.name, () => {
+      for (const shape of HOSTILE_SHAPES) {
+        it(shape.label, async () => {
+          const small = await work.call(shape.build(SMALL))
+          const large = await work.call(shape.build(LARGE))
+          const { ratio, aMs, bMs } = await settledRatio(small, large, GROWTH_LIMIT, TIMING)
+          expect(
+            ratio,
+            `${aMs.toFixed(3)} ms at ${SMALL} bytes, ${bMs.toFixed(3)} ms at ${LARGE} bytes: ×${ratio.toFixed(1)}`,
+          ).toBeLessThan(GROWTH_LIMIT)
+        }, 60_000)
+      }
+    })
+  }
+})

@@ -1,0 +1,122 @@
+import { hostileShape } from '@hookguard/testkit/hostile'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createDiagnosisBudget } from '../src/diagnosis-budget.ts'
+import { createJudge } from '../src/judge.ts'
+import { checkOptions } from '../src/options.ts'
+import { detail } from '../src/view.ts'
+import { cleanup, inspector, SECRET, send } from './helpers.ts'
+
+afterEach(cleanup)
+
+/** A clock the test moves, and a diagnosis that takes `ms` of it. */
+function clocked() {
+  let now = 0
+  return {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms
+    },
+    taking: (ms: number) => async () => {
+      now += ms
+      return 'diagnosed'
+    },
+  }
+}
+
+describe('the time diagnoses may take', () => {
+  it('runs diagnoses until their time reaches the burst, then none until the clock refills it', async () => {
+    const clock = clocked()
+    const budget = createDiagnosisBudget({ share: 0.25, burstMs: 100, now: clock.now })
+    const ran: (string | undefined)[] = []
+    for (let i = 0; i < 4; i++) ran.push(await budget.run(clock.taking(50)))
+    // Three diagnoses of 50 ms overdraw an allowance of 100 (a quarter of each millisecond
+    // refilling it meanwhile): the fourth finds it spent, 12.5 ms short.
+    expect(ran).toEqual(['diagnosed', 'diagnosed', 'diagnosed', undefined])
+    clock.advance(40)
+    expect(await budget.run(clock.taking(1))).toBeUndefined()
+    clock.advance(20)
+    expect(await budget.run(clock.taking(1))).toBe('diagnosed')
+  })
+
+  it('refills no further than the burst after a quiet while', async () => {
+    const clock = clocked()
+    const budget = createDiagnosisBudget({ share: 0.1, burstMs: 50, now: clock.now })
+    clock.advance(60_000)
+    expect(await budget.run(clock.taking(60))).toBe('diagnosed')
+    expect(await budget.run(clock.taking(1))).toBeUndefined()
+  })
+
+  it('counts a diagnosis that throws', async () => {
+    const clock = clocked()
+    const budget = createDiagnosisBudget({ share: 0.1, burstMs: 10, now: clock.now })
+    await expect(
+      budget.run(async () => {
+        clock.advance(20)
+        throw new Error('hostile body')
+      }),
+    ).rejects.toThrow('hostile body')
+    expect(await budget.run(clock.taking(1))).toBeUndefined()
+  })
+})
+
+describe('a judge whose diagnosis time is spent', () => {
+  const settings = checkOptions({ auth: { mode: 'secret', secret: SECRET } })
+  const spent = { run: async () => undefined }
+  const post = (headers: string[], body: string) => ({
+    method: 'POST',
+    url: '/hooks',
+    rawHeaders: ['Content-Type', 'application/json', ...headers],
+    body: new TextEncoder().encode(body),
+    truncated: false,
+  })
+
+  it('still refuses a forged delivery as it would, its diagnosis skipped', async () => {
+    const judge = createJudge(settings, true, spent)
+    const judgement = await judge.delivery(post(['X-Service-Hmac-Signature', 'ab'.repeat(32)], '{"event":"forged"}'))
+    expect(judgement).toMatchObject({ verdict: 'refused', code: 'invalid_signature', response: { status: 401 } })
+    expect(judgement.diagnosis?.outcome).toBe('skipped')
+    expect(judgement.diagnosis?.summary).toMatch(/^Not diagnosed: .* The verdict stands\.$/)
+  })
+
+  it('still says which secret signed a verified delivery: that is not the sender’s choice of work', async () => {
+    const { sign } = await import('@hookguard/core')
+    const body = '{"event":"genuine"}'
+    const judge = createJudge(settings, true, spent)
+    const judgement = await judge.delivery(post(['X-Service-Hmac-Signature', await sign(body, SECRET)], body))
+    expect(judgement.verdict).toBe('verified')
+    expect(judgement.diagnosis?.outcome).toBe('matched')
+  })
+})
+
+describe('a sender that floods the inspector with refused deliveries', () => {
+  it('gets each its verdict, and no more of the inspector than its diagnosis time: the rest are skipped, until it refills', async () => {
+    // JSON nested a thousand deep, side by side: one of the dearest bodies to diagnose (its
+    // re-serialisation), some tens of milliseconds each at this size.
+    const body = hostileShape('nested').build(256 * 1024)
+    const { inspector: started, waitFor } = await inspector()
+    const forge = () =>
+      send(`${started.receiveUrl}/hooks`, {
+        headers: { 'content-type': 'application/json', 'x-service-hmac-signature': 'ab'.repeat(32) },
+        chunks: [body],
+      })
+    let sent = 0
+    let last = await waitFor(0)
+    // Bounded: at most 200 deliveries, each answered before the next is sent.
+    while (sent < 200 && last.at(-1)?.diagnosis?.outcome !== 'skipped') {
+      expect((await forge()).status).toBe(401)
+      last = await waitFor(++sent)
+    }
+    const outcomes = last.map((record) => record.diagnosis?.outcome)
+    expect(outcomes.at(-1), `${sent} deliveries`).toBe('skipped')
+    expect(outcomes[0]).toBe('no_match')
+    // Every one of them recorded with its verdict, whether diagnosed or not.
+    expect(last.map((record) => [record.verdict, record.code])).toEqual(last.map(() => ['refused', 'invalid_signature']))
+    const skipped = last.at(-1)
+    if (skipped === undefined) throw new Error('no record')
+    expect(detail(skipped).diagnosisDetail?.summary).toMatch(/^Not diagnosed/)
+    // A person's next delivery, a second later, is diagnosed again.
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    expect((await forge()).status).toBe(401)
+    expect((await waitFor(sent + 1)).at(-1)?.diagnosis?.outcome).toBe('no_match')
+  }, 60_000)
+})
