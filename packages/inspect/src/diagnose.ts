@@ -234,11 +234,17 @@ function candidateTexts(body: Uint8Array, unicodeWhitespace: boolean): [VariantN
   return out
 }
 
+/**
+ * Bodies above this are not parsed and written again for `json_stringify`: for a body built of
+ * small JSON values that costs hundreds of HMACs over it, the sender's choice (half a second for
+ * a mebibyte), where the service's deliveries are a few KiB.
+ */
+export const MAX_RESERIALISED_BODY = 64 * 1024
+
 function reserialised(body: Uint8Array): Uint8Array | undefined {
-  // A receiver refuses a text nested this deep as invalid_json, whoever signed it. V8 parses
-  // 100 000 nested arrays, and its stringify then overflows the stack: tens of milliseconds of
-  // CPU for each such request, where the scan costs about one HMAC.
-  if (nestsDeeperThan(body, DEFAULT_MAX_DEPTH)) return undefined
+  // Nor one nested deeper than a receiver parses, which it refuses as invalid_json whoever signed
+  // it: V8 parses 100 000 nested arrays, and its stringify then overflows the stack on them.
+  if (body.byteLength > MAX_RESERIALISED_BODY || nestsDeeperThan(body, DEFAULT_MAX_DEPTH)) return undefined
   let text: Uint8Array
   try {
     text = new TextEncoder().encode(JSON.stringify(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body))))

@@ -1,6 +1,5 @@
-import { DEFAULT_MAX_DEPTH } from '@hookguard/core'
-import { nestsDeeperThan } from '@hookguard/core/adapter'
 import { coveredSegments } from './diagnose.ts'
+import { prettyPayload } from './pretty.ts'
 import type { InspectedRecord } from './record.ts'
 import { redactBody, redactCredentials, redactHeader, redactUrl } from './redact.ts'
 import { pathOnly } from './url-path.ts'
@@ -116,7 +115,7 @@ export interface RecordDetail extends RecordSummary {
   truncated: boolean
   /** Mode `secret`: the text the signature covers, split where Java's strip removes whitespace. */
   covered?: { text: string; removed: boolean }[]
-  /** The parsed payload, pretty-printed, when the body is JSON nested no deeper than a receiver parses (1 000 levels). */
+  /** The parsed payload, pretty-printed, when the body is JSON and that text is at most a few times the body (pretty.ts). */
   payload?: string
   diagnosisDetail?: InspectedRecord['diagnosis']
   app?: { status?: number; error?: string; code?: string; headers: [string, string][]; bodyText: string; durationMs: number }
@@ -136,14 +135,9 @@ export function detail(record: InspectedRecord, usedBy?: number[]): RecordDetail
   }
   if (isToken) out.bodyText = redactCredentials(new TextDecoder().decode(record.body))
   if (record.mode === 'secret' && !isToken && body.byteLength <= MAX_SEGMENTED) out.covered = coveredSegments(body)
-  // Nested deeper than a receiver parses, the body is shown as text and bytes only: V8 parses 100 000
-  // nested arrays, and pretty-printing them overflows the stack after building megabytes of indents.
-  if (!isToken && !nestsDeeperThan(body, DEFAULT_MAX_DEPTH)) {
-    try {
-      out.payload = JSON.stringify(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body)), null, 2)
-    } catch {
-      // Not JSON: no parsed pane.
-    }
+  if (!isToken) {
+    const payload = prettyPayload(body)
+    if (payload !== undefined) out.payload = payload
   }
   if (record.diagnosis !== undefined) out.diagnosisDetail = record.diagnosis
   if (record.app !== undefined) {
