@@ -90,9 +90,9 @@ describe('a judge whose diagnosis time is spent', () => {
 
 describe('a sender that floods the inspector with refused deliveries', () => {
   it('gets each its verdict, and no more of the inspector than its diagnosis time: the rest are skipped, until it refills', async () => {
-    // JSON nested a thousand deep, side by side: one of the dearest bodies to diagnose (its
-    // re-serialisation), some tens of milliseconds each at this size.
-    const body = hostileShape('nested').build(256 * 1024)
+    // Gson's escapes, Unicode and Java whitespace mixed, at the size limit: every variant's text
+    // differs from the body, so each is made and hashed, some tens of milliseconds a delivery.
+    const body = hostileShape('mix').build(1024 * 1024)
     const { inspector: started, waitFor } = await inspector()
     const forge = () =>
       send(`${started.receiveUrl}/hooks`, {
