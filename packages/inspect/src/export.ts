@@ -18,15 +18,7 @@ import {
   SENT_PREFIX,
   sentVariable,
 } from './redact.ts'
-import {
-  commentWord,
-  fromEnvironment,
-  percentEncodedFromEnvironment,
-  percentEncodedWord,
-  printfBytes,
-  shellBytes,
-  shellQuote,
-} from './shell.ts'
+import { commentWord, fromEnvironment, percentEncodedWord, printfBytes, shellBytes, shellQuote } from './shell.ts'
 
 export { printfBytes, shellQuote } from './shell.ts'
 
@@ -177,8 +169,11 @@ function bodyWriter(record: InspectedRecord, needs: Needs, differs: Differs, che
     }
     const variable = variableOf(record, piece)
     readCredential(needs, differs, variable, credentialWhy(variable, "the form's", piece.name), `form ${commentWord(piece.name)}`)
-    checks.push(`: ${fromEnvironment(variable)}\n`)
-    commands.push(percentEncodedFromEnvironment(variable))
+    // Encoded once, before the body is written, however many fields read it: a form of a
+    // mebibyte can hold a hundred thousand credential fields, each otherwise a pipe of four tools.
+    const encoded = `hookguard_encoded_${variable}`
+    checks.push(`: ${fromEnvironment(variable)}\n`, `${encoded}=${percentEncodedWord(variable)}\n`)
+    commands.push(`printf '%s' "$${encoded}"`)
   }
   return { command: `{ ${commands.join('; ')}; }`, exact: false }
 }

@@ -78,11 +78,6 @@ export function percentEncodedWord(variable: string): string {
   return `"$(printf '%s' "\${${variable}}" | od -An -v -tx1 | tr -d ' \\n' | sed 's/../%&/g')"`
 }
 
-/** A command that writes an environment variable's value percent-encoded ({@link percentEncodedWord}). */
-export function percentEncodedFromEnvironment(variable: string): string {
-  return `printf '%s' ${percentEncodedWord(variable)}`
-}
-
 /**
  * Text from a request as a comment may show it: one quoted shell word of printable ASCII
  * ({@link shellBytes}), so that no byte of it (a newline above all) can end the comment.
