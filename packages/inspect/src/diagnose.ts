@@ -240,7 +240,7 @@ function candidateTexts(body: Uint8Array, unicodeWhitespace: boolean): [VariantN
  * arrays nested a thousand deep, eight times an ordinary delivery's whole diagnosis; half a second
  * for a mebibyte), where the service's deliveries are a few KiB.
  */
-export const MAX_RESERIALISED_BODY = 16 * 1024
+const MAX_RESERIALISED_BODY = 16 * 1024
 
 function reserialised(body: Uint8Array): Uint8Array | undefined {
   // Nor one nested deeper than a receiver parses, which it refuses as invalid_json whoever signed

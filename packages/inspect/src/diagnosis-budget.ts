@@ -11,9 +11,9 @@
  */
 
 /** The share of one core that diagnoses may take over time. */
-export const DIAGNOSIS_SHARE = 0.25
+const DIAGNOSIS_SHARE = 0.25
 /** The most they may take at once, after a quiet while. */
-export const DIAGNOSIS_BURST_MS = 1_000
+const DIAGNOSIS_BURST_MS = 1_000
 
 export interface DiagnosisBudgetOptions {
   share?: number

@@ -8,8 +8,8 @@
  */
 
 /** The parsed pane's text may be this many times the body, and {@link PRETTY_SLACK} more. */
-export const PRETTY_GROWTH = 4
-export const PRETTY_SLACK = 64 * 1024
+const PRETTY_GROWTH = 4
+const PRETTY_SLACK = 64 * 1024
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c

@@ -8,7 +8,7 @@ import { createJudge } from '../src/judge.ts'
 import { checkOptions } from '../src/options.ts'
 import type { InspectedRecord } from '../src/record.ts'
 import { detail } from '../src/view.ts'
-import { SECRET } from './helpers.ts'
+import { recordOf, SECRET } from './helpers.ts'
 
 // What the inspector does with a body, whatever the body holds: the work a sender sets off (the
 // verdict, and the diagnosis of a refused delivery, every variant tried) and the work the same
@@ -47,25 +47,16 @@ const request = (body: Uint8Array) => ({
   truncated: false,
 })
 
-async function recordOf(body: Uint8Array): Promise<InspectedRecord> {
+async function judged(body: Uint8Array): Promise<InspectedRecord> {
   const judgement = await judge.delivery(request(body))
-  return {
+  return recordOf(body, HEADERS, {
     id: 2,
-    kind: 'delivery',
-    time: 0,
-    source: 'sender',
-    method: 'POST',
     url: '/hooks',
-    headers: HEADERS,
-    body,
-    bodyBytes: body.byteLength,
-    mode: 'secret',
     verdict: judgement.verdict,
     status: judgement.response.status,
     ...(judgement.code !== undefined && { code: judgement.code }),
     ...(judgement.diagnosis !== undefined && { diagnosis: judgement.diagnosis }),
-    durationMs: 1,
-  }
+  })
 }
 
 interface Work {
@@ -85,7 +76,7 @@ const WORK: readonly Work[] = [
   {
     name: 'its record opened: the detail, a diff with the delivery before, each export',
     call: async (body) => {
-      const [record, before] = await Promise.all([recordOf(body), recordOf(hostileShape('compact').build(body.byteLength))])
+      const [record, before] = await Promise.all([judged(body), judged(hostileShape('compact').build(body.byteLength))])
       return async () => {
         detail(record)
         diffRecords({ ...before, id: 1 }, record)

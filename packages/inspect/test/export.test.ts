@@ -7,8 +7,7 @@ import { sign } from '@hookguard/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { exportAs, printfBytes, shellQuote, toCurl, toHar, toSendCommand } from '../src/export.ts'
 import { toFixture } from '../src/fixture.ts'
-import type { InspectedRecord } from '../src/record.ts'
-import { cleanup, inspector, nodeApp, runExportedTests, SECRET } from './helpers.ts'
+import { cleanup, inspector, nodeApp, recordOf, runExportedTests, SECRET } from './helpers.ts'
 
 afterEach(cleanup)
 
@@ -16,25 +15,6 @@ const PACKAGE = fileURLToPath(new URL('..', import.meta.url))
 const ROOT = join(PACKAGE, '..', '..')
 /** Quotes, `%`, a backslash, a raw newline between members, UTF-8 and Gson's escapable characters. */
 const TRICKY = '{"note": "it\'s 100% \\"quoted\\" \\\\ back\\nslash",\n "name": "Zoë 東京", "q": "a=b&c<d>"}'
-
-function recordOf(body: Uint8Array, headers: [string, string][], extra: Partial<InspectedRecord> = {}): InspectedRecord {
-  return {
-    id: 7,
-    kind: 'delivery',
-    time: 0,
-    source: 'sender',
-    method: 'POST',
-    url: '/hooks?tenant=a',
-    headers,
-    body,
-    bodyBytes: body.byteLength,
-    mode: 'secret',
-    verdict: 'verified',
-    status: 200,
-    durationMs: 1,
-    ...extra,
-  }
-}
 
 function sh(command: string, env: Record<string, string> = {}) {
   return spawnSync('sh', ['-c', command], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 30_000 })

@@ -165,3 +165,23 @@ export function runShell(command: string, env: Record<string, string>): Promise<
     child.on('close', (code) => resolve({ stdout, stderr, code }))
   })
 }
+
+/** A delivery record as the inspector keeps one, recorded at `/hooks?tenant=a` and verified unless `extra` says otherwise. */
+export function recordOf(body: Uint8Array, headers: [string, string][], extra: Partial<InspectedRecord> = {}): InspectedRecord {
+  return {
+    id: 7,
+    kind: 'delivery',
+    time: 0,
+    source: 'sender',
+    method: 'POST',
+    url: '/hooks?tenant=a',
+    headers,
+    body,
+    bodyBytes: body.byteLength,
+    mode: 'secret',
+    verdict: 'verified',
+    status: 200,
+    durationMs: 1,
+    ...extra,
+  }
+}
