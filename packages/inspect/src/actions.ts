@@ -102,6 +102,9 @@ export const PRESETS: readonly Preset[] = [
   { name: 'oversize', mode: 'none', label: 'One byte over the size limit', expected: '413 payload_too_large' },
 ]
 
+/** A preset that cannot break what it names on the body given: said to the page, nothing sent. */
+export class PresetNotApplicable extends Error {}
+
 export function presetsFor(mode: InspectorSettings['auth']['mode']): Preset[] {
   return PRESETS.filter((preset) => preset.mode === mode)
 }
@@ -132,8 +135,14 @@ export async function presetRequest(settings: InspectorSettings, name: string, p
       break
     case 'gson_body': {
       // The signature covers the text as written; the body sent is what Gson would have made of it.
+      const escaped = escapeLikeGson(body)
+      if (escaped === undefined) {
+        throw new PresetNotApplicable(
+          "This body holds no character Gson escapes (< > & = ' in a string): as sent it is what was signed, and would be verified. Add one.",
+        )
+      }
       headers.push([signatureHeader, await sign(body, firstSecret)])
-      body = escapeLikeGson(body) ?? body
+      body = escaped
       break
     }
     case 'header_not_hex':

@@ -74,6 +74,12 @@ export interface DiagnoseInput {
 /** Bodies above this are not diagnosed: each variant costs an HMAC per secret over the body. */
 export const MAX_DIAGNOSED_BODY = 1024 * 1024
 
+/**
+ * Secrets past this many are not diagnosed: each costs every variant's HMAC over the body, and a
+ * rotation has two or three. It also bounds what a record holds (a line of `tried` per variant).
+ */
+export const MAX_DIAGNOSED_SECRETS = 32
+
 const EXPLANATIONS: Readonly<Record<VariantName, string>> = {
   service: 'the service’s own form: Java’s whitespace removed, then HMAC-SHA256',
   header_normalised:
@@ -95,9 +101,13 @@ export function secretLabel(secret: string, index: number): string {
 /**
  * Tries every variant and says which would have matched. Resolves `no_header` without hashing
  * when there is no header to compare, and `no_match` with an empty `tried` for a body above
- * {@link MAX_DIAGNOSED_BODY}.
+ * {@link MAX_DIAGNOSED_BODY}. Between one secret's variants and the next it lets other work run,
+ * and stops once `spent` says the time diagnoses may take is used up (see diagnosis-budget.ts).
  */
-export async function diagnose({ body, header, secrets, unicodeWhitespace = false }: DiagnoseInput): Promise<Diagnosis> {
+export async function diagnose(
+  { body, header, secrets, unicodeWhitespace = false }: DiagnoseInput,
+  spent: () => boolean = () => false,
+): Promise<Diagnosis> {
   const values = (header ?? '')
     .split(',')
     .map((value) => value.trim())
@@ -139,7 +149,18 @@ export async function diagnose({ body, header, secrets, unicodeWhitespace = fals
     }
   }
 
-  for (const [index, secret] of secrets.entries()) {
+  const diagnosed = secrets.slice(0, MAX_DIAGNOSED_SECRETS)
+  let stopped = false
+  for (const [index, secret] of diagnosed.entries()) {
+    if (index > 0) {
+      // A secret's variants over a large body take milliseconds: deliveries meanwhile are answered
+      // between two secrets, not after the last.
+      await new Promise((resolve) => setImmediate(resolve))
+      if (spent()) {
+        stopped = true
+        break
+      }
+    }
     const service = await sign(body, secret)
     if (strict.has(service)) record('service', index, service, true)
     else {
@@ -165,10 +186,19 @@ export async function diagnose({ body, header, secrets, unicodeWhitespace = fals
   }
 
   const match = matches[0]
+  const reached = tried.at(-1)?.secret ?? 0
+  const rest = stopped
+    ? ` Secrets after #${reached} were not tried: diagnoses took all the time the inspector gives them.`
+    : secrets.length > diagnosed.length
+      ? ` Only the first ${diagnosed.length} of the ${secrets.length} secrets are diagnosed.`
+      : ''
+  if (match === undefined && stopped) {
+    return { outcome: 'skipped', matches, tried, received8, expected8, summary: `No variant matches.${rest} The verdict stands.` }
+  }
   const summary =
     match === undefined
-      ? 'No variant matches: the sender most likely signs with a secret that is not configured here, or signed other bytes.'
-      : `Matches ${match.explanation}, with secret ${match.secretLabel}.`
+      ? `No variant matches: the sender most likely signs with a secret that is not configured here, or signed other bytes.${rest}`
+      : `Matches ${match.explanation}, with secret ${match.secretLabel}.${rest}`
   return { outcome: match === undefined ? 'no_match' : 'matched', ...(match && { match }), matches, tried, received8, expected8, summary }
 }
 

@@ -23,8 +23,12 @@ export interface DiagnosisBudgetOptions {
 }
 
 export interface DiagnosisBudget {
-  /** Runs `diagnose` when the allowance is not spent, counting its time; `undefined` when it is. */
-  run<T>(diagnose: () => Promise<T>): Promise<T | undefined>
+  /**
+   * Runs `diagnose` when the allowance is not spent, counting its time; `undefined` when it is.
+   * `diagnose` is given `spent`, true once the allowance is used up meanwhile: one diagnosis may
+   * try many secrets, and stops part-way rather than take more than the allowance.
+   */
+  run<T>(diagnose: (spent: () => boolean) => Promise<T>): Promise<T | undefined>
 }
 
 export function createDiagnosisBudget({
@@ -34,17 +38,30 @@ export function createDiagnosisBudget({
 }: DiagnosisBudgetOptions = {}): DiagnosisBudget {
   let available = burstMs
   let at = now()
+  const refill = (time: number) => {
+    available = Math.min(burstMs, available + (time - at) * share)
+    at = time
+  }
   return {
     async run(diagnose) {
-      const start = now()
-      available = Math.min(burstMs, available + (start - at) * share)
-      at = start
+      let last = now()
+      refill(last)
       if (available <= 0) return undefined
+      // Wall time, which is at least the CPU time the diagnosis took: the count errs toward less.
+      // Charged as it goes, so that diagnoses running side by side each see what the others took.
+      const charge = () => {
+        const time = now()
+        available -= time - last
+        last = time
+        refill(time)
+      }
       try {
-        return await diagnose()
+        return await diagnose(() => {
+          charge()
+          return available <= 0
+        })
       } finally {
-        // Wall time, which is at least the CPU time the diagnosis took: the count errs toward less.
-        available -= now() - start
+        charge()
       }
     },
   }

@@ -120,6 +120,10 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   })
 
   const receiveServer = createServer(capture)
+  // Node keeps a request's first thousand or so header lines and drops the rest unsaid: the record
+  // and the app would lose the signature header sent after them. Their bytes stay bounded (431
+  // past Node's 16 KiB of head), so every line is kept.
+  receiveServer.maxHeadersCount = 0
   // Said on the terminal, at most every 10 s: a flood must not become one line per request.
   admission = createAdmission(receiveServer, settings, () => {
     if (Date.now() - lastBusyWarning < 10_000) return

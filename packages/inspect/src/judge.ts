@@ -116,7 +116,7 @@ export function createJudge(settings: InspectorSettings, answering: boolean, bud
           judgement.diagnosis =
             judgement.verdict === 'verified'
               ? await identifySecret(input)
-              : ((await budget.run(() => diagnose(input))) ?? skippedDiagnosis())
+              : ((await budget.run((spent) => diagnose(input, spent))) ?? skippedDiagnosis())
         } catch {
           judgement.diagnosis = failedDiagnosis()
         }

@@ -1,5 +1,14 @@
 import type { Context, Hono } from 'hono'
-import { type Preset, presetRequest, presetsFor, replay, type SentAnswer, sendRaw } from './actions.ts'
+import {
+  type Preset,
+  PresetNotApplicable,
+  presetRequest,
+  presetsFor,
+  type RawRequest,
+  replay,
+  type SentAnswer,
+  sendRaw,
+} from './actions.ts'
 import { SOURCE_HEADER } from './source-mark.ts'
 import { notFound, recordOf, type UiContext } from './ui-context.ts'
 
@@ -61,9 +70,15 @@ export function actionRoutes(app: Hono, context: UiContext): void {
     if (preset === undefined || typeof body !== 'string') return c.json({ error: 'invalid_request' }, 400)
     const url = resendTarget(context.receiveUrl(), path)
     if (url === undefined) return invalidPath(c)
+    let request: RawRequest
+    try {
+      request = await presetRequest(settings, preset.name, `${url.pathname}${url.search}`, body)
+    } catch (error) {
+      if (error instanceof PresetNotApplicable) return c.json({ error: 'preset_not_applicable', message: error.message }, 400)
+      throw error
+    }
     const key = crypto.randomUUID()
     context.rememberPreset(key, { name: preset.name, expected: preset.expected })
-    const request = await presetRequest(settings, preset.name, `${url.pathname}${url.search}`, body)
     const answer = await sendRaw(context.receiveUrl(), request, context.mark.value('preset', key))
     return c.json({ answers: [answer], expected: preset.expected })
   })

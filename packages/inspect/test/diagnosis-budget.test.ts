@@ -1,5 +1,7 @@
+import { sign } from '@hookguard/core'
 import { hostileShape } from '@hookguard/testkit/hostile'
 import { afterEach, describe, expect, it } from 'vitest'
+import { diagnose, MAX_DIAGNOSED_SECRETS } from '../src/diagnose.ts'
 import { createDiagnosisBudget } from '../src/diagnosis-budget.ts'
 import { createJudge } from '../src/judge.ts'
 import { checkOptions } from '../src/options.ts'
@@ -46,6 +48,37 @@ describe('the time diagnoses may take', () => {
     expect(await budget.run(clock.taking(1))).toBeUndefined()
   })
 
+  it('tells a diagnosis under way when the allowance is spent, counting the time of those running beside it', async () => {
+    const clock = clocked()
+    const budget = createDiagnosisBudget({ share: 0, burstMs: 100, now: clock.now })
+    const seen = await budget.run(async (spent) => {
+      const looks = [spent()]
+      for (let i = 0; i < 2; i++) {
+        clock.advance(60)
+        looks.push(spent())
+      }
+      return looks
+    })
+    expect(seen).toEqual([false, false, true])
+    const fresh = createDiagnosisBudget({ share: 0, burstMs: 100, now: clock.now })
+    // Two at once, each turn 30 ms of the clock: each counts its wall time, the other's turns in it
+    // included (which errs toward less), so both find the allowance spent at their second turn.
+    const turns = async (spent: () => boolean) => {
+      const seen: boolean[] = []
+      for (let turn = 0; turn < 2; turn++) {
+        clock.advance(30)
+        seen.push(spent())
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      return seen
+    }
+    const [first, second] = await Promise.all([fresh.run(turns), fresh.run(turns)])
+    expect([first, second]).toEqual([
+      [false, true],
+      [false, true],
+    ])
+  })
+
   it('counts a diagnosis that throws', async () => {
     const clock = clocked()
     const budget = createDiagnosisBudget({ share: 0.1, burstMs: 10, now: clock.now })
@@ -85,6 +118,80 @@ describe('a judge whose diagnosis time is spent', () => {
     const judgement = await judge.delivery(post(['X-Service-Hmac-Signature', await sign(body, SECRET)], body))
     expect(judgement.verdict).toBe('verified')
     expect(judgement.diagnosis?.outcome).toBe('matched')
+  })
+})
+
+describe('a diagnosis with many secrets', () => {
+  const secrets = Array.from({ length: MAX_DIAGNOSED_SECRETS + 8 }, (_, i) => `rotation-secret-${i}`)
+  const body = new TextEncoder().encode('{"event":"order.paid","data":{"note":"5 < 6"}}')
+  const triedSecrets = (tried: { secret: number }[]) => new Set(tried.map((variant) => variant.secret)).size
+  const forged = (bytes: Uint8Array) => ({
+    method: 'POST',
+    url: '/hooks',
+    rawHeaders: ['Content-Type', 'application/json', 'X-Service-Hmac-Signature', 'ab'.repeat(32)],
+    body: bytes,
+    truncated: false,
+  })
+
+  it('stops part-way once its time is spent, saying how far it went', async () => {
+    let checks = 0
+    const result = await diagnose({ body, header: 'ab'.repeat(32), secrets }, () => ++checks >= 3)
+    expect(result.outcome).toBe('skipped')
+    expect(triedSecrets(result.tried)).toBe(3)
+    expect(result.summary).toBe(
+      'No variant matches. Secrets after #3 were not tried: diagnoses took all the time the inspector gives them. The verdict stands.',
+    )
+  })
+
+  it('still names a match found before it stopped', async () => {
+    let checks = 0
+    const header = await sign(body, `${secrets[1]}\n`)
+    const result = await diagnose({ body, header, secrets }, () => ++checks >= 3)
+    expect(result.outcome).toBe('matched')
+    expect(result.match).toMatchObject({ variant: 'secret_newline', secret: 2 })
+  })
+
+  it(`tries the first ${MAX_DIAGNOSED_SECRETS} secrets, and says so`, async () => {
+    const header = await sign(body, `${secrets[MAX_DIAGNOSED_SECRETS]}\n`)
+    const result = await diagnose({ body, header, secrets })
+    expect(result.outcome).toBe('no_match')
+    expect(triedSecrets(result.tried)).toBe(MAX_DIAGNOSED_SECRETS)
+    expect(result.summary).toMatch(
+      new RegExp(` Only the first ${MAX_DIAGNOSED_SECRETS} of the ${secrets.length} secrets are diagnosed\\.$`),
+    )
+  })
+
+  it('lets other work run between one secret and the next', async () => {
+    // Every variant of a mebibyte, for each secret: milliseconds a secret, which a delivery from
+    // another sender waited behind, the whole diagnosis long, when it ran in one piece.
+    const judge = createJudge(
+      checkOptions({ auth: { mode: 'secret', secret: secrets } }),
+      true,
+      createDiagnosisBudget({ burstMs: Infinity }),
+    )
+    let turns = 0
+    let judging = true
+    const tick = () => {
+      if (!judging) return
+      turns++
+      setImmediate(tick)
+    }
+    setImmediate(tick)
+    const judgement = await judge.delivery(forged(hostileShape('mix').build(1024 * 1024)))
+    judging = false
+    expect(judgement.diagnosis?.outcome).toBe('no_match')
+    expect(turns).toBeGreaterThanOrEqual(MAX_DIAGNOSED_SECRETS - 1)
+  })
+
+  it('spends no more than the allowance a judge gives it', async () => {
+    let now = 0
+    // Each look at the clock finds 10 ms gone: the 50 ms allowance is spent within five secrets.
+    const budget = createDiagnosisBudget({ share: 0, burstMs: 50, now: () => (now += 10) })
+    const judge = createJudge(checkOptions({ auth: { mode: 'secret', secret: secrets } }), true, budget)
+    const judgement = await judge.delivery(forged(body))
+    expect(judgement).toMatchObject({ verdict: 'refused', code: 'invalid_signature' })
+    expect(judgement.diagnosis?.outcome).toBe('skipped')
+    expect(triedSecrets(judgement.diagnosis?.tried ?? [])).toBeLessThan(6)
   })
 })
 

@@ -3,6 +3,7 @@ import { connect } from 'node:net'
 import { sign } from '@hookguard/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deliver } from '../../emulator/src/index.ts'
+import { presetsFor } from '../src/actions.ts'
 import { inspectCommand } from '../src/command.ts'
 import { INSPECT_HELP } from '../src/command-options.ts'
 import { DEFAULT_PORT, DEFAULT_UI_PORT } from '../src/defaults.ts'
@@ -102,6 +103,29 @@ describe('inspect --forward-to', () => {
     const [record] = await waitFor(1)
     expect(record?.app?.status).toBe(202)
     expect(record?.body).toEqual(binary)
+  })
+
+  it('judges, records and forwards every header line, past the thousand or so Node keeps by default', async () => {
+    const app = await recordingApp(200)
+    app.server.maxHeadersCount = 0
+    const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })
+    // 1 100 lines before the signature (13 KiB of head, under Node's 16 KiB).
+    const headers: Record<string, string> = {}
+    for (let i = 0; i < 1_100; i++) headers[`x-filler-${i}`] = 'v'
+    headers['x-service-hmac-signature'] = await sign(BODY, SECRET)
+    const answer = await send(`${running.receiveUrl}/hooks`, {
+      headers: { ...headers, 'content-type': 'application/json' },
+      chunks: [BODY],
+    })
+    expect(answer.status).toBe(200)
+    const [record] = await waitFor(1)
+    expect(record?.verdict).toBe('verified')
+    expect(record?.disagreement).toBeUndefined()
+    expect(record?.headers.map(([name]) => name.toLowerCase())).toEqual(
+      expect.arrayContaining(['x-filler-1099', 'x-service-hmac-signature']),
+    )
+    const names = app.seen[0]?.rawHeaders.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase())
+    expect(names).toEqual(expect.arrayContaining(['x-filler-1099', 'x-service-hmac-signature']))
   })
 
   it('forwards a chunked body byte for byte', async () => {
@@ -541,6 +565,53 @@ describe('the page’s server', () => {
     for (const action of ['resend', 'preset']) {
       const body = { name: 'no_header', path: '/hooks/a%20b?x=1', body: '{"event":"ping"}' }
       expect((await send(`${base}/api/${action}`, { method: 'POST', headers, chunks: [JSON.stringify(body)] })).status, action).toBe(200)
+    }
+  })
+
+  it('gets each preset, whatever the body composed, the refusal it promises, or says why it cannot', async () => {
+    const modes = [
+      { mode: 'secret', secret: SECRET },
+      { mode: 'basic', username: 'hook-user', password: 'hook-password-0123' },
+      { mode: 'oauth2', appId: 'app-1', secret: 'app-secret-for-tests-0123456789ab' },
+      { mode: 'none' },
+    ] as const
+    const bodies = [
+      '{"event":"order.paid","data":{"note":"5 < 6","url":"https://x.example/?a=1&b=2"}}',
+      '{"x":1}',
+      '{}',
+      '{"event": "ping"}',
+    ]
+    for (const auth of modes) {
+      const { inspector: running, waitFor } = await inspector({ auth, deliver })
+      const base = new URL(running.uiUrl).origin
+      const headers = { 'x-inspect-token': running.accessToken, origin: base, 'content-type': 'application/json' }
+      let recorded = 0
+      for (const preset of presetsFor(auth.mode)) {
+        for (const body of bodies) {
+          const what = `${auth.mode} ${preset.name} ${body}`
+          const answer = await send(`${base}/api/preset`, {
+            headers,
+            chunks: [JSON.stringify({ name: preset.name, path: '/hooks', body })],
+          })
+          const said = JSON.parse(answer.body.toString()) as {
+            answers?: { status: number; code?: string }[]
+            error?: string
+            message?: string
+          }
+          if (answer.status === 400) {
+            // The first body gives every preset something to break.
+            expect(body, what).not.toBe(bodies[0])
+            expect(said, what).toMatchObject({ error: 'preset_not_applicable', message: expect.stringMatching(/\S/) })
+            continue
+          }
+          expect(answer.status, what).toBe(200)
+          const [, status, code, kind, name] = /^(\d{3}) (\w+)(?:, (diagnosis|hint) (\w+))?$/.exec(preset.expected) ?? []
+          expect(said.answers, what).toEqual([{ status: Number(status), code }])
+          const record = (await waitFor(++recorded)).at(-1)
+          if (kind === 'diagnosis') expect(record?.diagnosis?.match?.variant, what).toBe(name)
+          if (kind === 'hint') expect(record?.hint, what).toBe(name)
+        }
+      }
     }
   })
 
