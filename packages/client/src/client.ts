@@ -140,11 +140,11 @@ export function createClient(options: ClientOptions): Client {
       )
     }
 
-    let res = await call(await tokens.token())
+    let res = await call(await tokens.token(signal))
     if (res.status === 401) {
       // The token may have been revoked early, or replaced by another process; one fresh try.
       await res.body?.cancel()
-      res = await call(await tokens.renew(used[0] as string))
+      res = await call(await tokens.renew(used[0] as string, signal))
     }
     return (await readAnswer(res, context)) as T
   }

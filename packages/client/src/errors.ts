@@ -6,6 +6,8 @@ export type ClientErrorCode =
   | 'invalid_token_response'
   /** The service answered an error status with a body that names no error code. */
   | 'http_error'
+  /** The answer's body was longer than the client reads ({@link MAX_ANSWER_BYTES}); `body` is left out. */
+  | 'answer_too_large'
 
 export interface ApiErrorInit {
   code: string
@@ -59,13 +61,28 @@ const REDACTED = '[redacted]'
 export function redactor(secrets: readonly string[]): Redact {
   const needles = secrets.filter((secret) => secret !== '')
   const scrub = (text: string): string => needles.reduce((out, needle) => out.replaceAll(needle, REDACTED), text)
-  const walk = (value: unknown): unknown => {
-    if (typeof value === 'string') return scrub(value)
-    if (Array.isArray(value)) return value.map(walk)
-    if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [scrub(key), walk(item)]))
-    return value
-  }
-  return walk as Redact
+  // A copy made level by level from a list, not by recursion: a body the service nests thousands
+  // deep (JSON.parse takes millions) must not overflow the stack and escape as a RangeError.
+  const copyOf = (value: unknown): unknown =>
+    typeof value === 'string' ? scrub(value) : Array.isArray(value) ? [] : isPlainObject(value) ? {} : value
+  return (<T>(value: T): T => {
+    const root = copyOf(value)
+    const pending: [unknown, unknown][] = root !== null && typeof root === 'object' ? [[value, root]] : []
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      const [source, target] = next
+      const entries: [string, unknown][] = Array.isArray(source)
+        ? source.map((item, index) => [String(index), item])
+        : Object.entries(source as object)
+      for (const [key, item] of entries) {
+        const copy = copyOf(item)
+        if (Array.isArray(target)) target.push(copy)
+        // Defined, not assigned: a key `__proto__` stays a key, as JSON.parse made it.
+        else Object.defineProperty(target, scrub(key), { value: copy, enumerable: true, writable: true, configurable: true })
+        if (copy !== null && typeof copy === 'object') pending.push([item, copy])
+      }
+    }
+    return root as T
+  }) as Redact
 }
 
 /** The error for an answer with a failing status. */
@@ -82,6 +99,17 @@ export function answerError(status: number, body: unknown, { method, path, redac
     path,
     body: safeBody,
     message: `${method} ${path} answered ${status} ${code}${detail === undefined ? '' : `: ${detail}`}`,
+  })
+}
+
+/** The error for an answer longer than the client reads. */
+export function answerTooLarge(status: number, limit: number, { method, path }: RequestContext): ApiError {
+  return new ApiError({
+    code: 'answer_too_large',
+    status,
+    method,
+    path,
+    message: `${method} ${path} answered ${status} with a body over ${limit} bytes, which the client does not read`,
   })
 }
 

@@ -1,4 +1,4 @@
-import { ApiError, type RequestContext } from './errors.ts'
+import { ApiError, networkError, type RequestContext } from './errors.ts'
 import { type Fetch, readAnswer, send } from './http.ts'
 
 /** The service's default token life, used when its answer leaves `expires_in` out (RFC 6749 §5.1 makes it optional). */
@@ -60,6 +60,15 @@ const MEMORY_LOCK_TTL = 10_000
 export const LOCK_WAIT_MS = 15_000
 /** How often a waiting process looks in the store for the new token. */
 const LOCK_POLL_MS = 50
+/**
+ * How long a token request may take, its answer read: less than a store's lock lasts, so that a
+ * lock outlives the request it guards. Callers share the request, so no one caller's signal ends it.
+ */
+export const TOKEN_REQUEST_MS = 8_000
+/** The most of a token answer the client reads: a token and its life take well under a kilobyte. */
+const MAX_TOKEN_ANSWER_BYTES = 64 * 1024
+/** What an access token may hold (RFC 6750's b64token and what services send): visible ASCII, no space. */
+const TOKEN_CHARACTERS = /^[\x21-\x7e]+$/
 
 /**
  * The default store: one token in memory. Shared between clients of one process, it behaves like
@@ -106,16 +115,19 @@ export class TokenManager {
     this.#options = options
   }
 
-  /** A token that is not due for refresh, fetching one if needed. */
-  async token(): Promise<string> {
-    return (await this.#current(undefined)).accessToken
+  /**
+   * A token that is not due for refresh, fetching one if needed. `signal` ends this caller's wait
+   * (with its reason, as fetch does), not the token request other callers share.
+   */
+  async token(signal?: AbortSignal): Promise<string> {
+    return (await untilAborted(() => this.#current(undefined), signal)).accessToken
   }
 
   /** A token other than `rejected`, which the service has just refused with a 401. */
-  async renew(rejected: string): Promise<string> {
+  async renew(rejected: string, signal?: AbortSignal): Promise<string> {
     // Dropped for every process sharing the store, not only this one.
     await this.#options.store.invalidate?.(rejected)
-    return (await this.#current(rejected)).accessToken
+    return (await untilAborted(() => this.#current(rejected), signal)).accessToken
   }
 
   async #current(rejected: string | undefined): Promise<StoredToken> {
@@ -196,21 +208,35 @@ export class TokenManager {
     const { tokenUrl, authorization, fetch, store, clock, context } = this.#options
     // The clock is read before the request, so network time only makes the token look older.
     const issuedAt = clock()
-    const res = await send(
-      fetch,
-      tokenUrl,
-      {
-        method: 'POST',
-        headers: {
-          authorization,
-          'content-type': 'application/x-www-form-urlencoded',
-          accept: 'application/json',
+    // A timer of its own rather than AbortSignal.timeout: the tests' fake clocks move it.
+    const limit = new AbortController()
+    const timer = setTimeout(() => limit.abort(), TOKEN_REQUEST_MS)
+    let res: Response
+    let body: unknown
+    try {
+      res = await send(
+        fetch,
+        tokenUrl,
+        {
+          method: 'POST',
+          headers: {
+            authorization,
+            'content-type': 'application/x-www-form-urlencoded',
+            accept: 'application/json',
+          },
+          body: 'grant_type=client_credentials',
+          signal: limit.signal,
         },
-        body: 'grant_type=client_credentials',
-      },
-      context,
-    )
-    const body = await readAnswer(res, context)
+        context,
+      )
+      body = await readAnswer(res, context, MAX_TOKEN_ANSWER_BYTES)
+    } catch (error) {
+      // A stalled token endpoint fails every caller waiting on it, as a failed request does.
+      if (limit.signal.aborted) throw networkError(new Error(`no answer to the token request within ${TOKEN_REQUEST_MS} ms`), context)
+      throw error
+    } finally {
+      clearTimeout(timer)
+    }
     const token = parseTokenAnswer(body, issuedAt)
     if (token === undefined) {
       // The body is left out: an answer of unexpected shape may still carry a token.
@@ -241,7 +267,8 @@ function parseTokenAnswer(body: unknown, issuedAt: number): StoredToken | undefi
   }
   if (fields === null || typeof fields !== 'object') return undefined
   const { access_token: accessToken, expires_in: rawExpiresIn } = fields as Record<string, unknown>
-  if (typeof accessToken !== 'string' || accessToken === '') return undefined
+  // A token that cannot go into a header would fail in fetch, whose message quotes it.
+  if (typeof accessToken !== 'string' || !TOKEN_CHARACTERS.test(accessToken)) return undefined
   const expiresIn = parseExpiresIn(rawExpiresIn)
   if (expiresIn === undefined) return undefined
   return { accessToken, expiresAt: issuedAt + expiresIn * 1000, issuedAt }
@@ -260,4 +287,16 @@ function validToken(value: unknown): StoredToken | undefined {
   if (typeof accessToken !== 'string' || accessToken === '' || typeof expiresAt !== 'number' || !Number.isFinite(expiresAt))
     return undefined
   return typeof issuedAt === 'number' && Number.isFinite(issuedAt) ? { accessToken, expiresAt, issuedAt } : { accessToken, expiresAt }
+}
+
+/** What `start` resolves, or the signal's reason as soon as it aborts; nothing started when it already has. */
+function untilAborted<T>(start: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return start()
+  if (signal.aborted) return Promise.reject(signal.reason)
+  const promise = start()
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason)
+    signal.addEventListener('abort', abort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort))
+  })
 }

@@ -1,6 +1,8 @@
 import { inspect } from 'node:util'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { MAX_ANSWER_BYTES } from '../src/http.ts'
 import { ApiError, type Fetch } from '../src/index.ts'
+import { TOKEN_REQUEST_MS } from '../src/token-manager.ts'
 import { APP_SECRET, CUSTOMERS_PATH, jsonResponse, PLUS_MOBILE, TOKEN_PATH, useService } from './harness.ts'
 
 const { start, client } = useService()
@@ -124,6 +126,115 @@ describe('ApiError', () => {
       expect(error).toMatchObject({ code: 'network_error', status: 0, path: TOKEN_PATH })
       expect(error.cause).toBeDefined()
       expect(everything(error)).not.toContain(APP_SECRET)
+    })
+  })
+
+  describe('when the service answers without end, or nests its answer deep', () => {
+    /** A body of `chunk`s sent until the reader stops, counting what it pulled. */
+    function endless(chunk: Uint8Array) {
+      const pulled = { bytes: 0, cancelled: false }
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled.bytes += chunk.byteLength
+          controller.enqueue(chunk)
+        },
+        cancel() {
+          pulled.cancelled = true
+        },
+      })
+      return { body, pulled }
+    }
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024))
+
+    it(`reads no more than ${MAX_ANSWER_BYTES} bytes of an answer, then stops reading: answer_too_large`, async () => {
+      const service = await start()
+      for (const status of [200, 502]) {
+        const { body, pulled } = endless(chunk)
+        const answering: Fetch = (url, init) =>
+          url.includes(CUSTOMERS_PATH)
+            ? Promise.resolve(new Response(body, { status, headers: { 'content-type': 'text/html' } }))
+            : fetch(url, init)
+        const error = await failure(client(service, { fetch: answering }).customers.query({ mobile: '1' }))
+        expect(error).toMatchObject({ code: 'answer_too_large', status, path: CUSTOMERS_PATH, body: undefined })
+        expect(pulled.cancelled).toBe(true)
+        expect(pulled.bytes).toBeLessThanOrEqual(MAX_ANSWER_BYTES + 2 * chunk.byteLength)
+      }
+    })
+
+    it('refuses an answer whose Content-Length is over the limit before reading it, and a token answer over 64 KiB', async () => {
+      const service = await start()
+      const { body, pulled } = endless(chunk)
+      const declared: Fetch = (url, init) =>
+        url.includes(CUSTOMERS_PATH)
+          ? Promise.resolve(new Response(body, { headers: { 'content-length': String(MAX_ANSWER_BYTES + 1) } }))
+          : fetch(url, init)
+      expect(await failure(client(service, { fetch: declared }).customers.query({ mobile: '1' }))).toMatchObject({
+        code: 'answer_too_large',
+      })
+      expect(pulled.bytes).toBeLessThanOrEqual(chunk.byteLength)
+      const padded: Fetch = async () => jsonResponse(200, { access_token: 'tok-1', expires_in: 7200, padding: 'x'.repeat(64 * 1024) })
+      expect(await failure(client(service, { fetch: padded }).token())).toMatchObject({ code: 'answer_too_large', path: TOKEN_PATH })
+    })
+
+    it('gives an ApiError, its body redacted, for an error answer nested a hundred thousand deep', async () => {
+      const service = await start()
+      const depth = 100_000
+      const nested = `{"error":"too_deep","detail":${'['.repeat(depth)}"${APP_SECRET}"${']'.repeat(depth)}}`
+      const answering: Fetch = (url, init) =>
+        url.includes(CUSTOMERS_PATH)
+          ? Promise.resolve(new Response(nested, { status: 500, headers: { 'content-type': 'application/json' } }))
+          : fetch(url, init)
+      const error = await failure(client(service, { fetch: answering }).customers.query({ mobile: '1' }))
+      expect(error).toMatchObject({ code: 'too_deep', status: 500 })
+      let innermost: unknown = (error.body as { detail: unknown }).detail
+      for (let level = 0; level < depth; level++) innermost = (innermost as unknown[])[0]
+      expect(innermost).toBe('[redacted]')
+    })
+
+    it('refuses a token that cannot go into a header, and never quotes it', async () => {
+      const service = await start()
+      const token = 'tok-secret-5678'
+      for (const bad of [`${token}\r\nX-Injected: 1`, `${token}\u0000`, `${token} x`]) {
+        const answering: Fetch = async () => jsonResponse(200, { access_token: bad, expires_in: 7200 })
+        const error = await failure(client(service, { fetch: answering }).customers.query({ mobile: '1' }))
+        expect(error).toMatchObject({ code: 'invalid_token_response', path: TOKEN_PATH })
+        expect(everything(error)).not.toContain(token)
+      }
+    })
+  })
+
+  describe('when the token endpoint never answers', () => {
+    afterEach(() => {
+      vi.useRealTimers()
+    })
+    /** A token endpoint that takes the request and never answers, as fetch does: until its signal aborts. */
+    const stalled: Fetch = (url, init) =>
+      url.includes(TOKEN_PATH)
+        ? new Promise((_, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)))
+        : fetch(url, init)
+
+    it("lets each caller's signal end its own wait, with the signal's reason", async () => {
+      const service = await start()
+      const api = client(service, { fetch: stalled })
+      const first = new AbortController()
+      const waiting = api.customers.query({ mobile: '1' }, { signal: first.signal }).catch((e: unknown) => e)
+      first.abort()
+      const error = await waiting
+      expect(error).not.toBeInstanceOf(ApiError)
+      expect((error as Error).name).toBe('AbortError')
+    })
+
+    it(`fails every call waiting on it with network_error after ${TOKEN_REQUEST_MS / 1000} s`, async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+      const service = await start()
+      const api = client(service, { fetch: stalled })
+      const calls = [api.customers.query({ mobile: '1' }), api.token()].map((call) => call.catch((e: unknown) => e))
+      await vi.advanceTimersByTimeAsync(TOKEN_REQUEST_MS)
+      for (const error of await Promise.all(calls)) {
+        expect(error).toBeInstanceOf(ApiError)
+        expect(error).toMatchObject({ code: 'network_error', status: 0, path: TOKEN_PATH })
+        expect((error as ApiError).cause).toEqual(new Error(`no answer to the token request within ${TOKEN_REQUEST_MS} ms`))
+      }
     })
   })
 })
