@@ -8,6 +8,11 @@ import { checkFetch, checkString, checkUrl, fail } from './validate.ts'
 const CONTENT_TYPE = 'application/json; charset=utf-8'
 const MODES = ['secret', 'basic', 'oauth2', 'none'] as const
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+/**
+ * The most of an answer's body that is read: a receiver answers in bytes, and a server that sends
+ * without end must not fill the sender's memory. What is past it is not read.
+ */
+export const MAX_ANSWER_BYTES = 1024 * 1024
 
 export interface DeliveryBase {
   /** The message receiving address configured in the service. */
@@ -45,7 +50,10 @@ export interface DeliveryResult {
   status: number
   /** Lower-case names. */
   headers: Record<string, string>
+  /** Its first {@link MAX_ANSWER_BYTES} bytes at most. */
   body: string
+  /** The body went on past {@link MAX_ANSWER_BYTES}, which was not read. */
+  truncated?: true
 }
 
 /**
@@ -133,7 +141,38 @@ export async function deliver(options: DeliverOptions): Promise<DeliveryResult> 
   response.headers.forEach((value, name) => {
     answerHeaders[name] = value
   })
-  return { status: response.status, headers: answerHeaders, body: await response.text() }
+  const { body: text, truncated } = await readAnswer(response, url, signal)
+  return { status: response.status, headers: answerHeaders, body: text, ...(truncated && { truncated }) }
+}
+
+async function readAnswer(response: Response, url: URL, signal: AbortSignal | undefined): Promise<{ body: string; truncated: boolean }> {
+  const reader = response.body?.getReader()
+  const parts: Uint8Array[] = []
+  let size = 0
+  let truncated = false
+  try {
+    for (let read = await reader?.read(); read !== undefined && !read.done; read = await reader?.read()) {
+      const room = MAX_ANSWER_BYTES - size
+      parts.push(read.value.byteLength > room ? read.value.subarray(0, room) : read.value)
+      size += Math.min(read.value.byteLength, room)
+      if (read.value.byteLength > room) {
+        truncated = true
+        await reader?.cancel().catch(() => {})
+        break
+      }
+    }
+  } catch (error) {
+    if (signal?.aborted) throw error
+    throw new EmulatorError('delivery_failed', `the answer of ${describeUrl(url)} broke off${networkCode(error)}`, { cause: error })
+  }
+  const bytes = new Uint8Array(size)
+  let at = 0
+  for (const part of parts) {
+    bytes.set(part, at)
+    at += part.byteLength
+  }
+  // `stream`: a character cut at the bound is left out, not shown as U+FFFD.
+  return { body: new TextDecoder().decode(bytes, { stream: truncated }), truncated }
 }
 
 function encodePayload(payload: unknown): Uint8Array<ArrayBuffer> {

@@ -1,4 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sign } from '@hookguard/core'
@@ -681,5 +683,102 @@ describe('signatures printed by sign', () => {
     await run(['send', server.url, '--mode', 'secret', '--file', payloadFile], captureIo({ env: { HOOKGUARD_SECRET: SECRET } }).io)
     expect(signed.stdout().trim()).toBe(server.requests[0]?.headers['x-service-hmac-signature'])
     expect(signed.stdout().trim()).toBe(await sign(customerCreated.body, SECRET))
+  })
+})
+
+describe('hookguard send, against a receiver that echoes, floods or hangs', () => {
+  /** A plain server for the test's own answers, closed after it. */
+  async function rawServer(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
+    const server = createServer(handler)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve())
+          server.closeAllConnections()
+        }),
+    }
+  }
+
+  it('never prints a credential the receiver echoes back, in a header or the body, plain or encoded', async () => {
+    const token = 'tok-echoed-31f4a9'
+    const password = 'pässword with space+&'
+    const echo = await rawServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x')
+      if (url.pathname === '/token') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: token, expires_in: 7200 }))
+        return
+      }
+      const seen = JSON.stringify({ url: req.url, authorization: req.headers.authorization ?? '', query: [...url.searchParams] })
+      res
+        .writeHead(401, { 'content-type': 'application/json', 'x-echo-auth': req.headers.authorization ?? '', 'x-echo-url': req.url ?? '' })
+        .end(seen)
+    })
+    try {
+      const runs = [
+        { args: ['--mode', 'basic', '--username', 'hook-user'], env: { HOOKGUARD_PASSWORD: password }, secrets: [password] },
+        {
+          args: ['--mode', 'oauth2', '--token-url', `${echo.url}/token`, '--appid', 'app-1'],
+          env: { HOOKGUARD_APP_SECRET: APP_SECRET },
+          secrets: [token, APP_SECRET],
+        },
+        { args: ['--mode', 'secret'], env: { HOOKGUARD_SECRET: SECRET }, secrets: [SECRET] },
+      ]
+      for (const { args, env, secrets } of runs) {
+        const { io, stdout, stderr } = captureIo({ env })
+        expect(await run(['send', `${echo.url}/hooks?secret=${encodeURIComponent(secrets[0] as string)}`, ...args, '-i'], io)).toBe(1)
+        const printed = stdout() + stderr()
+        expect(printed).toContain('[redacted]')
+        const basic = Buffer.from(`hook-user:${password}`).toString('base64')
+        for (const secret of [...secrets, basic, encodeURIComponent(password), new URLSearchParams({ p: password }).toString().slice(2)]) {
+          expect(printed, `${args[1]}: ${secret}`).not.toContain(secret)
+        }
+      }
+    } finally {
+      await echo.close()
+    }
+  })
+
+  it('reads the first mebibyte of an answer that never ends, says more was not read, and exits by its status', async () => {
+    const line = Buffer.from(`${'x'.repeat(1023)}\n`)
+    const flood = await rawServer((req, res) => {
+      req.resume()
+      res.writeHead(200, { 'content-type': 'text/html' })
+      // Bounded: 64 MiB at most, far past what send reads, in case it read on.
+      let sent = 0
+      const more = () => {
+        while (sent < 64 * 1024 && res.write(line)) sent++
+        if (sent < 64 * 1024) res.once('drain', more)
+        else res.end()
+      }
+      more()
+    })
+    try {
+      const { io, stdout } = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
+      expect(await run(['send', flood.url, '--mode', 'secret'], io)).toBe(0)
+      expect(stdout()).toMatch(/^200 OK\ncontent-type: text\/html\n(x{1023}\n){2}/)
+      expect(stdout()).toMatch(/… \d+ more bytes, and more not read\n$/)
+    } finally {
+      await flood.close()
+    }
+  })
+
+  it('gives up on a receiver that never answers after --timeout, and exits 1 saying so', async () => {
+    const silent = await rawServer((req) => {
+      req.resume()
+    })
+    try {
+      const { io, stderr } = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
+      expect(await run(['send', `${silent.url}/hooks?x=1`, '--mode', 'secret', '--timeout', '0.5'], io)).toBe(1)
+      expect(stderr()).toBe(`hookguard: no answer from ${silent.url}/hooks within 0.5 s\n`)
+      for (const bad of ['0', '-1', 'soon', '3601']) {
+        const refused = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
+        expect(await run(['send', silent.url, '--mode', 'secret', '--timeout', bad], refused.io), bad).toBe(2)
+        expect(refused.stderr(), bad).toContain('--timeout')
+      }
+    } finally {
+      await silent.close()
+    }
   })
 })

@@ -21,9 +21,9 @@ const UNSAFE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202
  * the page's title, not a screenful of markup. Control characters other than tab and line ends are
  * replaced, so that an answer cannot drive the terminal.
  */
-export function answerText(body: string, contentType: string | undefined, withType: boolean): string {
+export function answerText(body: string, contentType: string | undefined, withType: boolean, truncated = false): string {
   if (body === '') return body
-  if (isJson(body, contentType)) {
+  if (!truncated && isJson(body, contentType)) {
     // JSON text holds no raw control character but whitespace; a string may still hold a bidi override.
     const safe = body.replace(UNSAFE, '\uFFFD')
     return safe.endsWith('\n') ? safe : `${safe}\n`
@@ -42,7 +42,8 @@ export function answerText(body: string, contentType: string | undefined, withTy
   if (withType) out.push(`content-type: ${contentType ?? '(none)'}\n`)
   const safe = shown.replace(UNSAFE, '\uFFFD')
   out.push(safe.endsWith('\n') ? safe : `${safe}\n`)
-  if (left > 0) out.push(`… ${left} more bytes\n`)
+  if (truncated) out.push(`… ${left} more bytes, and more not read\n`)
+  else if (left > 0) out.push(`… ${left} more bytes\n`)
   return out.join('')
 }
 

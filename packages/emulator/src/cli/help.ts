@@ -49,7 +49,8 @@ export const SEND_HELP = `Usage: hookguard send <url> --mode <mode> [credentials
 
 Delivers one webhook to <url> exactly as the service does (POST, JSON, authenticated per mode)
 and prints the receiver's status and body: a JSON body whole, any other (an HTML error page) by
-its content type and first 10 lines (2 KB at most). Exits 0 on a 2xx answer, 1 otherwise.
+its content type and first 10 lines (2 KB at most); credentials an answer echoes are shown as
+[redacted]. Exits 0 on a 2xx answer, 1 otherwise, and on no answer within --timeout.
 
 Modes and their credentials:
   --mode secret     --secret <s> ($HOOKGUARD_SECRET) [--signature-header <name>]
@@ -67,6 +68,7 @@ Payload (default: --event customer.created):
 
 Options:
   -i, --include     Also print the answer's headers
+  --timeout <s>     Seconds to wait for the token and the answer (default 30)
   -h, --help        Show this help
 
 Examples (secrets from the environment, not the command line, so they stay out of shell history):
