@@ -716,7 +716,7 @@ describe('hookguard send, against a receiver that echoes, floods or hangs', () =
         .end(seen)
     })
     try {
-      const runs = [
+      const runs: { args: string[]; env: Record<string, string>; secrets: string[] }[] = [
         { args: ['--mode', 'basic', '--username', 'hook-user'], env: { HOOKGUARD_PASSWORD: password }, secrets: [password] },
         {
           args: ['--mode', 'oauth2', '--token-url', `${echo.url}/token`, '--appid', 'app-1'],
