@@ -655,6 +655,14 @@ describe('hookguard listen', () => {
     expect(await listener.stop()).toBe(0)
   })
 
+  it('replaces the marks that reorder a line on screen, in the path and the event name alike', async () => {
+    const listener = await listen(['--mode', 'none'])
+    // The right-to-left override, an isolate and the Arabic letter mark: the line would read reordered.
+    await deliver({ url: `${listener.url}/%E2%80%AEkcah`, mode: 'none', payload: { event: 'a\u2066b\u061cc\u2028d' } })
+    expect(listener.lines()).toEqual(['verified  POST /\uFFFDkcah  a\uFFFDb\uFFFDc\uFFFDd'])
+    expect(await listener.stop()).toBe(0)
+  })
+
   it('exits 1 when the port is taken', async () => {
     const taken = await startServer()
     const { io, stderr } = captureIo()

@@ -26,3 +26,4 @@ export {
 } from './cli-options.ts'
 export type { InspectSettings } from './command-options.ts'
 export { INSPECT_HELP, INSPECT_OPTIONS, inspectSettings } from './command-options.ts'
+export { terminalBlock, terminalLine } from './terminal-text.ts'

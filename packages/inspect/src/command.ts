@@ -2,6 +2,7 @@ import { inspectSettings } from './command-options.ts'
 import { startInspector } from './inspector.ts'
 import type { DeliverFunction } from './options.ts'
 import type { InspectedRecord } from './record.ts'
+import { terminalLine } from './terminal-text.ts'
 import { pathOnly } from './url-path.ts'
 import { diagnosisName, jsonLine } from './view.ts'
 
@@ -87,10 +88,7 @@ function cannotListen(error: ListenError, { host, port, uiPort }: { host: string
 
 /** One log line: codes and statuses, the path without its query (a token may be in it), never a body. */
 function describe(record: InspectedRecord): string {
-  const path = pathOnly(record.url)
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters (terminal escapes) is the point
-    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '\uFFFD')
-    .slice(0, 120)
+  const path = terminalLine(pathOnly(record.url)).slice(0, 120)
   const parts = [record.kind === 'token' ? 'token   ' : record.verdict === 'verified' ? 'verified' : 'refused ', `${record.method} ${path}`]
   if (record.code !== undefined) parts.push(record.code)
   if (record.hint !== undefined) parts.push(`hint ${record.hint}`)

@@ -1,17 +1,11 @@
+import { terminalBlock } from '@hookguard/inspect/cli'
+
 /** Lines of an answer that is not JSON shown by `send`: enough to recognise an error page. */
 export const PREVIEW_LINES = 10
 /** Bytes of it shown at most, whatever its lines. */
 export const PREVIEW_BYTES = 2048
 /** A JSON answer larger than this is previewed like any other: no receiver's answer is that large. */
 export const JSON_WHOLE_BYTES = 64 * 1024
-
-/**
- * What could make the terminal show other than what came: C0 and C1 controls but tab and line
- * feed (escapes, a carriage return that writes over its line), and the bidirectional overrides
- * and isolates, which reorder what follows them on screen.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters (terminal escapes) is the point
-const UNSAFE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/g
 
 /**
  * What `hookguard send` prints of an answer's body. A JSON answer (the receiver's refusals, most
@@ -25,7 +19,7 @@ export function answerText(body: string, contentType: string | undefined, withTy
   if (body === '') return body
   if (!truncated && isJson(body, contentType)) {
     // JSON text holds no raw control character but whitespace; a string may still hold a bidi override.
-    const safe = body.replace(UNSAFE, '\uFFFD')
+    const safe = terminalBlock(body)
     return safe.endsWith('\n') ? safe : `${safe}\n`
   }
   let end = -1
@@ -40,7 +34,7 @@ export function answerText(body: string, contentType: string | undefined, withTy
   const left = new TextEncoder().encode(body).byteLength - new TextEncoder().encode(shown).byteLength
   const out: string[] = []
   if (withType) out.push(`content-type: ${contentType ?? '(none)'}\n`)
-  const safe = shown.replace(UNSAFE, '\uFFFD')
+  const safe = terminalBlock(shown)
   out.push(safe.endsWith('\n') ? safe : `${safe}\n`)
   if (truncated) out.push(`… ${left} more bytes, and more not read\n`)
   else if (left > 0) out.push(`… ${left} more bytes\n`)

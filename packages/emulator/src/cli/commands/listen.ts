@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
 import type { WebhookOptions } from '@hookguard/core'
 import { tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/hono'
-import { RECEIVER_OPTIONS, type ReceiverSettings, readOptions, receiverSettings, withDefaults } from '@hookguard/inspect/cli'
+import { RECEIVER_OPTIONS, type ReceiverSettings, readOptions, receiverSettings, terminalLine, withDefaults } from '@hookguard/inspect/cli'
 import { Hono } from 'hono'
 import { CommandFailure } from '../failures.ts'
 import { type CliIo, painter } from '../io.ts'
@@ -115,10 +115,9 @@ async function errorCode(response: Response): Promise<string> {
   return 'error'
 }
 
-/** Text from the request, safe for a terminal: control characters (escape sequences) replaced, length capped. */
+/** Text from the request, safe for a terminal (see terminalLine), its length capped. */
 function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\uFFFD')
+  const clean = terminalLine(text)
   return clean.length > 120 ? `${clean.slice(0, 119)}…` : clean
 }
 
