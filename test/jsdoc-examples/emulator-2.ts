@@ -4,6 +4,7 @@ import { createClient } from '@hookguard/client'
 import { expect } from 'vitest'
 declare const url: string
 declare const appSecret: string
+import { MAX_ANSWER_BYTES } from '../../packages/emulator/src/deliver.ts'
 
 export async function example() {
 const { status, body } = await deliver({
