@@ -780,6 +780,17 @@ describe('hookguard send, against a receiver that echoes, floods or hangs', () =
       const { io, stderr } = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
       expect(await run(['send', `${silent.url}/hooks?x=1`, '--mode', 'secret', '--timeout', '0.5'], io)).toBe(1)
       expect(stderr()).toBe(`hookguard: no answer from ${silent.url}/hooks within 0.5 s\n`)
+      // The time is the receiver's: a payload piped in slowly does not spend it.
+      const server = await startServer(() => ({ status: 200, body: '{"ok":true}' }))
+      const slow = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
+      slow.io.stdin = Object.assign(
+        (async function* () {
+          await new Promise((resolve) => setTimeout(resolve, 700))
+          yield '{"event":"ping"}'
+        })(),
+        { isTTY: false },
+      )
+      expect(await run(['send', server.url, '--mode', 'secret', '--file', '-', '--timeout', '0.5'], slow.io)).toBe(0)
       for (const bad of ['0', '-1', 'soon', '3601']) {
         const refused = captureIo({ env: { HOOKGUARD_SECRET: SECRET } })
         expect(await run(['send', silent.url, '--mode', 'secret', '--timeout', bad], refused.io), bad).toBe(2)

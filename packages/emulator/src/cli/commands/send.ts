@@ -33,7 +33,6 @@ export async function sendCommand(args: readonly string[], io: CliIo): Promise<n
   atMostPositionals(positionals, 1, 'one URL')
   const url = httpUrl(positionals[0], '<url>')
   const seconds = timeoutSeconds(values.timeout)
-  const timeout = AbortSignal.timeout(seconds * 1000)
   // What this run sent that the answer may echo (the access token is known once fetched): never printed.
   const sent: string[] = []
   const fetchImpl = io.fetch ?? fetch
@@ -42,8 +41,7 @@ export async function sendCommand(args: readonly string[], io: CliIo): Promise<n
     if (token !== null) sent.push(token)
     return fetchImpl(input, init)
   }
-  const signal = io.signal === undefined ? timeout : AbortSignal.any([io.signal, timeout])
-  const base = { url, payload: undefined as unknown, fetch: recording, signal }
+  const base = { url, payload: undefined as unknown, fetch: recording }
 
   let options: DeliverOptions
   switch (mode(values.mode)) {
@@ -78,6 +76,9 @@ export async function sendCommand(args: readonly string[], io: CliIo): Promise<n
   }
   options.payload = await payload(values.file, values.event, io)
 
+  // From here: the payload, however slowly it was piped in, is read.
+  const timeout = AbortSignal.timeout(seconds * 1000)
+  options.signal = io.signal === undefined ? timeout : AbortSignal.any([io.signal, timeout])
   const answer = await deliver(options).catch((error: unknown) => {
     if (timeout.aborted && !io.signal?.aborted) throw new CommandFailure(`no answer from ${describeUrl(new URL(url))} within ${seconds} s`)
     throw error
