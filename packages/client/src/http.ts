@@ -25,26 +25,21 @@ export const MAX_ANSWER_BYTES = 16 * 1024 * 1024
 async function readText(res: Response, limit: number, context: RequestContext): Promise<string> {
   const declared = Number(res.headers.get('content-length') ?? '')
   const reader = res.body?.getReader()
-  const parts: Uint8Array[] = []
+  const decoder = new TextDecoder()
+  let text = ''
   let size = 0
   try {
     if (declared > limit) throw answerTooLarge(res.status, limit, context)
     for (let read = await reader?.read(); read !== undefined && !read.done; read = await reader?.read()) {
       size += read.value.byteLength
       if (size > limit) throw answerTooLarge(res.status, limit, context)
-      parts.push(read.value)
+      text += decoder.decode(read.value, { stream: true })
     }
   } catch (error) {
     await reader?.cancel().catch(() => {})
     throw error instanceof ApiError ? error : networkError(error, context)
   }
-  const bytes = new Uint8Array(size)
-  let at = 0
-  for (const part of parts) {
-    bytes.set(part, at)
-    at += part.byteLength
-  }
-  return new TextDecoder().decode(bytes)
+  return text + decoder.decode()
 }
 
 /** The body parsed when it says it is JSON (and is), else its text; `undefined` when empty. */

@@ -147,16 +147,17 @@ export async function deliver(options: DeliverOptions): Promise<DeliveryResult> 
 
 async function readAnswer(response: Response, url: URL, signal: AbortSignal | undefined): Promise<{ body: string; truncated: boolean }> {
   const reader = response.body?.getReader()
-  const parts: Uint8Array[] = []
+  const decoder = new TextDecoder()
+  let body = ''
   let size = 0
   let truncated = false
   try {
     for (let read = await reader?.read(); read !== undefined && !read.done; read = await reader?.read()) {
       const room = MAX_ANSWER_BYTES - size
-      parts.push(read.value.byteLength > room ? read.value.subarray(0, room) : read.value)
+      truncated = read.value.byteLength > room
+      body += decoder.decode(truncated ? read.value.subarray(0, room) : read.value, { stream: true })
       size += Math.min(read.value.byteLength, room)
-      if (read.value.byteLength > room) {
-        truncated = true
+      if (truncated) {
         await reader?.cancel().catch(() => {})
         break
       }
@@ -165,14 +166,8 @@ async function readAnswer(response: Response, url: URL, signal: AbortSignal | un
     if (signal?.aborted) throw error
     throw new EmulatorError('delivery_failed', `the answer of ${describeUrl(url)} broke off${networkCode(error)}`, { cause: error })
   }
-  const bytes = new Uint8Array(size)
-  let at = 0
-  for (const part of parts) {
-    bytes.set(part, at)
-    at += part.byteLength
-  }
-  // `stream`: a character cut at the bound is left out, not shown as U+FFFD.
-  return { body: new TextDecoder().decode(bytes, { stream: truncated }), truncated }
+  // Cut at the bound, a character the decoder still holds is left out, not shown as U+FFFD.
+  return { body: truncated ? body : body + decoder.decode(), truncated }
 }
 
 function encodePayload(payload: unknown): Uint8Array<ArrayBuffer> {
