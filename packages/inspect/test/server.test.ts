@@ -285,9 +285,8 @@ describe('inspect --forward-to', () => {
   })
 
   it('answers 502 when the app is down, and records it', async () => {
-    const app = await nodeApp(() => {})
-    const url = app.url
-    await new Promise<void>((resolve) => app.server.close(() => resolve()))
+    // Port 1: a port just closed could be handed to the inspector's own page server, listening next.
+    const url = 'http://127.0.0.1:1'
     const { inspector: running, waitFor } = await inspector({ forwardTo: url })
     const answer = await send(`${running.receiveUrl}/hooks`, { chunks: [BODY] })
     expect(answer.status).toBe(502)
