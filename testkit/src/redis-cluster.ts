@@ -7,10 +7,10 @@
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { unassignedPort } from './ports.ts'
 
 const HOST = '127.0.0.1'
 const NODES = 6
@@ -248,29 +248,10 @@ async function waitFor(check: () => Promise<boolean>, what: string, child?: Chil
 /** `count` free ports whose cluster bus port (port + 10 000) is free too. */
 async function clusterPorts(count: number): Promise<number[]> {
   const ports: number[] = []
-  for (let tries = 0; ports.length < count; tries++) {
-    if (tries > 200) throw new Error('found no free ports for a Redis Cluster')
-    const port = await freePort(0)
-    if (port + BUS_OFFSET > 65_535 || ports.includes(port)) continue
-    if (
-      await freePort(port + BUS_OFFSET).then(
-        () => true,
-        () => false,
-      )
-    )
-      ports.push(port)
+  while (ports.length < count) {
+    const port = await unassignedPort([BUS_OFFSET])
+    const taken = ports.flatMap((other) => [other, other + BUS_OFFSET])
+    if (!taken.includes(port) && !taken.includes(port + BUS_OFFSET)) ports.push(port)
   }
   return ports
-}
-
-/** Binds `port` (0: any) on loopback and lets it go again; resolves the port bound. */
-function freePort(port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(port, HOST, () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
 }

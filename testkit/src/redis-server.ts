@@ -6,9 +6,10 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer, Socket } from 'node:net'
+import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { unassignedPort } from './ports.ts'
 
 const HOST = '127.0.0.1'
 const START_TIMEOUT_MS = 10_000
@@ -68,7 +69,7 @@ export async function startRedis(options: { own?: boolean; appendonly?: boolean 
         : redisAvailability().message,
     )
   }
-  const port = await freePort()
+  const port = await unassignedPort()
   const dir = mkdtempSync(join(tmpdir(), 'hookguard-redis-'))
   let child: ChildProcess | undefined
 
@@ -122,18 +123,6 @@ export async function startRedis(options: { own?: boolean; appendonly?: boolean 
       await launch()
     },
   }
-}
-
-/** A port the kernel has just handed out; redis-server cannot take port 0 and report it back. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, HOST, () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
 }
 
 async function waitForPing(port: number, child: ChildProcess): Promise<void> {

@@ -4,13 +4,14 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sign } from '@hookguard/core'
+import { refusedOrigin } from '@hookguard/testkit/ports'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import packageJson from '../package.json' with { type: 'json' }
 import { run } from '../src/cli/run.ts'
 import { deliver } from '../src/deliver.ts'
 import { sampleEvent } from '../src/samples.ts'
 import { serialize } from '../src/serialize.ts'
-import { captureIo, closedPort, closeServers, fixtures, receiverServer, startServer, text, vector } from './helpers.ts'
+import { captureIo, closeServers, fixtures, receiverServer, startServer, text, vector } from './helpers.ts'
 
 afterEach(closeServers)
 
@@ -380,7 +381,7 @@ describe('hookguard send', () => {
   })
 
   it('exits 1 naming the address when the receiver cannot be reached', async () => {
-    const url = await closedPort()
+    const url = await refusedOrigin()
     const { io, stdout, stderr } = captureIo()
     expect(await run(['send', `${url}/hooks`, '--mode', 'none'], io)).toBe(1)
     expect(stdout()).toBe('')

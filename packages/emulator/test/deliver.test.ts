@@ -1,10 +1,11 @@
 import { sign } from '@hookguard/core'
+import { refusedOrigin } from '@hookguard/testkit/ports'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type DeliverOptions, deliver } from '../src/deliver.ts'
 import { EmulatorError } from '../src/errors.ts'
 import { sampleEvent } from '../src/samples.ts'
 import { serialize } from '../src/serialize.ts'
-import { closedPort, closeServers, fixtures, rejection, serviceVectors, startServer, text, vector } from './helpers.ts'
+import { closeServers, fixtures, rejection, serviceVectors, startServer, text, vector } from './helpers.ts'
 
 afterEach(closeServers)
 
@@ -164,7 +165,7 @@ describe('deliver', () => {
       })
 
       it('rejects naming the address and the network error when the token address cannot be reached', async () => {
-        const url = await closedPort()
+        const url = await refusedOrigin()
         const error = await attempt(`${url}/token`, `${url}/hooks`)
         expect(error.code).toBe('token_request_failed')
         expect(error.status).toBeUndefined()
@@ -178,7 +179,7 @@ describe('deliver', () => {
         expect(error.message).not.toContain(secret)
         expect(error.reason).toBeUndefined()
         expect(error.message).toMatch(/answered 400$/)
-        const unreachable = await attempt(`${await closedPort()}/token`, server.url, secret)
+        const unreachable = await attempt(`${await refusedOrigin()}/token`, server.url, secret)
         expect(unreachable.message).not.toContain(secret)
       })
     })
@@ -231,7 +232,7 @@ describe('deliver', () => {
     })
 
     it('rejects with delivery_failed naming the address without its query when the receiver cannot be reached', async () => {
-      const url = await closedPort()
+      const url = await refusedOrigin()
       const error = await rejection<EmulatorError>(deliver({ url: `${url}/hooks?k=v`, mode: 'none', payload: '{}' }))
       expect(error).toBeInstanceOf(EmulatorError)
       expect(error.code).toBe('delivery_failed')

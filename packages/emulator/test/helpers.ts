@@ -107,13 +107,6 @@ export function receiverServer(options: WebhookOptions): Promise<TestServer> {
   })
 }
 
-/** A port nothing listens on: one that was just free. */
-export async function closedPort(): Promise<string> {
-  const server = await startServer()
-  await server.close()
-  return server.url
-}
-
 export const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
 
 export interface CapturedIo {

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { delivered, signed, vector } from '@hookguard/testkit/adapter-tests'
 import { build, staleBuilds } from '@hookguard/testkit/builds'
+import { unassignedPort } from '@hookguard/testkit/ports'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 // A real Next.js route handler (examples/nextjs, App Router, `next build` then `next start`) with
@@ -45,17 +45,9 @@ function next(args: string[], timeout: number): Promise<string> {
   })
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done))
-  const { port } = probe.address() as { port: number }
-  await new Promise((done) => probe.close(done))
-  return port
-}
-
 /** Starts `next start` and resolves once it answers; its process group goes in afterAll. */
 async function start(): Promise<void> {
-  const port = await freePort()
+  const port = await unassignedPort()
   origin = `http://127.0.0.1:${port}`
   server = spawn(NEXT, ['start', '--hostname', '127.0.0.1', '--port', String(port)], { cwd: APP, env, stdio: 'ignore', detached: true })
   const deadline = Date.now() + START_MS
