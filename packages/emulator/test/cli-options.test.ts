@@ -1,28 +1,47 @@
-import { INSPECT_OPTIONS, inspectSettings, type OptionTable, RECEIVER_OPTIONS, type ReceiverSettings } from '@hookguard/inspect/cli'
+import {
+  ADMISSION_OPTIONS,
+  type AdmissionSettings,
+  INSPECT_OPTIONS,
+  inspectSettings,
+  type OptionTable,
+  RECEIVER_OPTIONS,
+  type ReceiverSettings,
+} from '@hookguard/inspect/cli'
 import { describe, expect, it } from 'vitest'
 import { LISTEN_OPTIONS, listenSettings } from '../src/cli/commands/listen.ts'
 import { run } from '../src/cli/run.ts'
 import { captureIo } from './helpers.ts'
 
-// `hookguard listen` and `hookguard inspect` take the receiver's options from one table: given the
+// `hookguard listen` and `hookguard inspect` take the receiver's options, and the bounds on what it
+// takes in at once, from one table each: given the
 // same command line and environment, both read the same settings, refuse the same mistakes in the
 // same words, and list every option in their help.
 
 type Env = Record<string, string>
-type Case = { args: string[]; env: Env; expected: ReceiverSettings }
+type Settings = ReceiverSettings & AdmissionSettings
+type Case = { args: string[]; env: Env; expected: Settings }
+/** The options of both tables. */
+const SHARED: OptionTable = { ...RECEIVER_OPTIONS, ...ADMISSION_OPTIONS }
 
 const HEADER = 'X-Service-Hmac-Signature'
-const settings = (auth: ReceiverSettings['auth'], others: Partial<ReceiverSettings> = {}): ReceiverSettings => ({
+const settings = (auth: ReceiverSettings['auth'], others: Partial<Settings> = {}): Settings => ({
   auth,
   port: 0,
   signatureHeader: HEADER,
   tokenPath: '/token',
+  maxConnections: 128,
+  maxInFlightBytes: 32 * 1024 * 1024,
   ...others,
 })
 
 // `--port 0` in every case: each command has its own default port, the one thing they differ in.
 const CASES: Case[] = [
   { args: ['--mode', 'none'], env: {}, expected: settings({ mode: 'none' }) },
+  {
+    args: ['--mode', 'none', '--max-connections', '7', '--max-in-flight-bytes', '2000000'],
+    env: {},
+    expected: settings({ mode: 'none' }, { maxConnections: 7, maxInFlightBytes: 2_000_000 }),
+  },
   { args: ['--mode', 'secret', '--secret', 's-1'], env: {}, expected: settings({ mode: 'secret', secret: ['s-1'] }) },
   {
     args: ['--mode', 'secret', '--signature-header', 'X-Sig'],
@@ -80,10 +99,10 @@ const CASES: Case[] = [
   },
 ]
 
-/** The receiver's part of what `inspect` reads. */
-function inspectReceiver(args: string[], env: Env): ReceiverSettings {
-  const { auth, port, signatureHeader, tokenPath } = inspectSettings(args, env)
-  return { auth, port, signatureHeader, tokenPath }
+/** The receiver's part of what `inspect` reads, and its bounds. */
+function inspectReceiver(args: string[], env: Env): Settings {
+  const { auth, port, signatureHeader, tokenPath, maxConnections, maxInFlightBytes } = inspectSettings(args, env)
+  return { auth, port, signatureHeader, tokenPath, maxConnections, maxInFlightBytes }
 }
 
 describe('the options hookguard listen and hookguard inspect share', () => {
@@ -95,14 +114,14 @@ describe('the options hookguard listen and hookguard inspect share', () => {
   it('are each given, by flag and by environment variable, in the cases above', () => {
     const flags = new Set(CASES.flatMap(({ args }) => args.filter((arg) => arg.startsWith('--')).map((arg) => arg.replace(/=.*$/, ''))))
     const variables = new Set(CASES.flatMap(({ env }) => Object.keys(env)))
-    for (const [name, spec] of Object.entries(RECEIVER_OPTIONS as OptionTable)) {
+    for (const [name, spec] of Object.entries(SHARED)) {
       expect(flags, name).toContain(`--${name}`)
       if (spec.env !== undefined) expect(variables, name).toContain(spec.env)
     }
   })
 
   it('are all taken by both commands', () => {
-    for (const name of Object.keys(RECEIVER_OPTIONS)) {
+    for (const name of Object.keys(SHARED)) {
       expect(Object.keys(LISTEN_OPTIONS)).toContain(name)
       expect(Object.keys(INSPECT_OPTIONS)).toContain(name)
     }

@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sign } from '@hookguard/core'
+import type { Reply } from '@hookguard/testkit/http'
 import { refusedOrigin } from '@hookguard/testkit/ports'
+import { type Connection, connect, head } from '@hookguard/testkit/wire'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import packageJson from '../package.json' with { type: 'json' }
 import { run } from '../src/cli/run.ts'
@@ -671,9 +673,80 @@ describe('hookguard listen', () => {
     expect(stderr()).toMatch(/cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/)
   })
 
+  describe('bounds what it takes in at once', () => {
+    const MiB = 1024 * 1024
+    const connections: Connection[] = []
+    afterEach(() => {
+      for (const connection of connections.splice(0)) connection.destroy()
+    })
+    /** A request whose head and first byte are sent, the rest of its declared body never. */
+    async function stalledUpload(url: string, length: number): Promise<Connection> {
+      const connection = await connect(Number(new URL(url).port))
+      connections.push(connection)
+      await connection.write(head('POST', '/hooks', [['Content-Length', String(length)]]), ' ')
+      return connection
+    }
+    /** A delivery written whole before anything is read, as the service's sender does. */
+    async function writeFirst(url: string): Promise<Reply | undefined> {
+      const connection = await connect(Number(new URL(url).port), '127.0.0.1', { writeFirst: true })
+      connections.push(connection)
+      const body = '{"event":"order.paid"}'
+      await connection.write(head('POST', '/hooks', [['Content-Length', String(body.length)]]), body)
+      return connection.reply(5_000)
+    }
+
+    it('past the bytes of bodies in flight, a delivery gets 503 receiver_busy with Connection: close, and the room comes back', async () => {
+      const listener = await listen(['--mode', 'none', '--max-in-flight-bytes', String(2 * MiB)])
+      const held = [await stalledUpload(listener.url, MiB), await stalledUpload(listener.url, MiB)]
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const refused = await writeFirst(listener.url)
+      expect(refused?.status).toBe(503)
+      expect(refused?.headers.connection).toBe('close')
+      expect(refused?.headers['retry-after']).toBe('1')
+      expect(JSON.parse(refused?.text ?? '')).toEqual({ error: 'receiver_busy', message: expect.stringContaining('hookguard listen') })
+      expect(listener.stderr()).toBe(
+        'hookguard listen: 1 request answered 503 receiver_busy (over the connection cap or the bytes of bodies in flight).\n',
+      )
+      for (const connection of held) connection.destroy()
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect((await writeFirst(listener.url))?.status).toBe(200)
+      // After the two uploads broken off (each a line of its own).
+      expect(listener.lines().at(-1)).toBe('verified  POST /hooks  order.paid')
+      expect(await listener.stop()).toBe(0)
+    })
+
+    it('past the connections served at once, likewise', async () => {
+      const listener = await listen(['--mode', 'none', '--max-connections', '1'])
+      const held = await stalledUpload(listener.url, 100)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect((await writeFirst(listener.url))?.status).toBe(503)
+      held.destroy()
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect((await writeFirst(listener.url))?.status).toBe(200)
+      expect(await listener.stop()).toBe(0)
+    })
+
+    it('by default holds 32 bodies of the size limit that never finish, and answers the next at once', async () => {
+      const listener = await listen(['--mode', 'none'])
+      for (let i = 0; i < 32; i++) await stalledUpload(listener.url, MiB)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const next = await stalledUpload(listener.url, MiB)
+      const answer = await next.reply(5_000)
+      expect(answer?.status).toBe(503)
+      expect(await next.closed()).toBe(true)
+      expect(await listener.stop()).toBe(0)
+    })
+  })
+
   it.each([
     ['no --mode', ['listen'], '--mode is required'],
     ['a port out of range', ['listen', '--mode', 'none', '--port', '70000'], '--port must be a whole number'],
+    [
+      'no room for one body',
+      ['listen', '--mode', 'none', '--max-in-flight-bytes', String(1024 * 1024)],
+      '--max-in-flight-bytes must be over',
+    ],
+    ['no connection', ['listen', '--mode', 'none', '--max-connections', '0'], '--max-connections must be a whole number above 0'],
     ['no secret', ['listen', '--mode', 'secret', '--port', '0'], 'HOOKGUARD_SECRET'],
     ['a positional argument', ['listen', 'extra', '--mode', 'none'], 'expected no arguments besides options'],
   ])('exits 2 before listening for %s', async (_what, argv, message) => {

@@ -6,14 +6,23 @@ import { readNodeBody } from '@hookguard/core/node'
  * What the receiving address takes in at once: open connections, and the bytes of bodies it may
  * hold until their records are complete. Each is bounded, so that senders that never finish
  * their uploads (or never stop opening connections) cannot grow the inspector's memory; past a
- * bound a request is answered 503 `inspector_busy` with `Connection: close` and `Retry-After`,
+ * bound a request is answered 503 (`inspector_busy` from the inspector) with `Connection: close` and `Retry-After`,
  * before anything of it is read, judged or forwarded. A connection that has no request in progress
  * (none sent yet, or kept alive after one) holds no slot for long: it has `headTimeoutMs` to send a
  * request's head, and at twice the cap a new connection takes the place of the oldest of them.
  */
 
-/** The code answered past a bound. */
+/** The code the inspector answers past a bound. */
 export const INSPECTOR_BUSY = 'inspector_busy'
+
+/** Who answers past a bound, and with which code: the inspector, or `hookguard listen`. */
+export interface BusyAnswer {
+  code: string
+  /** The subject of the answer's sentence: "The inspector". */
+  subject: string
+}
+
+const INSPECTOR: BusyAnswer = { code: INSPECTOR_BUSY, subject: 'The inspector' }
 
 /** How long a connection may go without a request in progress: to send its first head, or its next. */
 export const HEAD_TIMEOUT_MS = 10_000
@@ -25,6 +34,8 @@ export interface AdmissionLimits {
   maxBodySize: number
   /** Defaults to {@link HEAD_TIMEOUT_MS}. */
   headTimeoutMs?: number
+  /** Defaults to the inspector's 503 `inspector_busy`. */
+  busyAnswer?: BusyAnswer
 }
 
 export interface Admission {
@@ -36,14 +47,19 @@ export interface Admission {
   admit(req: IncomingMessage, res: ServerResponse): (() => void) | undefined
   /** Bytes reserved now. */
   readonly inFlightBytes: number
-  /** Requests refused since the last warning: answered 503, and answered 400 for not being HTTP. */
-  refused(): { busy: number; unparsable: number }
 }
+
+/** How often refusals are told: a flood must not become one line per request. */
+export const REFUSED_WARNING_EVERY_MS = 10_000
 
 export function createAdmission(
   server: Server,
-  { maxConnections, maxInFlightBytes, maxBodySize, headTimeoutMs = HEAD_TIMEOUT_MS }: AdmissionLimits,
-  onRefused: () => void = () => {},
+  { maxConnections, maxInFlightBytes, maxBodySize, headTimeoutMs = HEAD_TIMEOUT_MS, busyAnswer = INSPECTOR }: AdmissionLimits,
+  /**
+   * Told, at most every {@link REFUSED_WARNING_EVERY_MS}, a sentence that counts the requests
+   * refused since it was last told: answered 503, and answered 400 or 431 for not being HTTP.
+   */
+  onRefused: (sentence: string) => void = () => {},
 ): Admission {
   // Oldest first (a Map keeps the order of insertion); each with its head deadline while
   // it has no request in progress.
@@ -52,6 +68,14 @@ export function createAdmission(
   let inFlight = 0
   let busyCount = 0
   let unparsableCount = 0
+  let toldAt = Number.NEGATIVE_INFINITY
+  const refused = () => {
+    if (Date.now() - toldAt < REFUSED_WARNING_EVERY_MS) return
+    toldAt = Date.now()
+    onRefused(refusedSentence(busyCount, unparsableCount, busyAnswer.code))
+    busyCount = 0
+    unparsableCount = 0
+  }
   const awaitHead = (socket: Socket) => {
     clearTimeout(open.get(socket))
     const deadline = setTimeout(() => socket.destroy(), headTimeoutMs)
@@ -101,7 +125,7 @@ export function createAdmission(
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     unparsable(error, socket, () => {
       unparsableCount++
-      onRefused()
+      refused()
     })
   })
 
@@ -113,8 +137,8 @@ export function createAdmission(
       const tooMany = serving.size > maxConnections
       if (tooMany || inFlight + reserve > maxInFlightBytes) {
         busyCount++
-        onRefused()
-        busy(req, res, tooMany ? 'connections' : 'bodies')
+        refused()
+        busy(req, res, busyAnswer, tooMany ? 'connections' : 'bodies')
         return undefined
       }
       inFlight += reserve
@@ -128,13 +152,17 @@ export function createAdmission(
     get inFlightBytes() {
       return inFlight
     },
-    refused() {
-      const counts = { busy: busyCount, unparsable: unparsableCount }
-      busyCount = 0
-      unparsableCount = 0
-      return counts
-    },
   }
+}
+
+function refusedSentence(busy: number, unparsable: number, code: string): string {
+  const requests = (count: number) => `${count} ${count === 1 ? 'request' : 'requests'}`
+  return [
+    busy > 0 && `${requests(busy)} answered 503 ${code} (over the connection cap or the bytes of bodies in flight)`,
+    unparsable > 0 && `${requests(unparsable)} answered 400 invalid_body or 431 headers_too_large (not parsable as HTTP)`,
+  ]
+    .filter(Boolean)
+    .join('; ')
 }
 
 /**
@@ -184,11 +212,11 @@ function unparsable(error: NodeJS.ErrnoException, socket: Socket, counted: () =>
  * reading (the service's does) then reads the answer rather than a reset (RFC 9112 §9.6). The
  * connection is closed after the answer either way: the inspector is short of room.
  */
-function busy(req: IncomingMessage, res: ServerResponse, what: 'connections' | 'bodies'): void {
+function busy(req: IncomingMessage, res: ServerResponse, { code, subject }: BusyAnswer, what: 'connections' | 'bodies'): void {
   const message =
     what === 'connections'
-      ? 'The inspector has too many connections open; retry shortly.'
-      : 'The inspector holds too many bodies still arriving; retry shortly.'
+      ? `${subject} has too many connections open; retry shortly.`
+      : `${subject} holds too many bodies still arriving; retry shortly.`
   const answer = () => {
     if (res.headersSent) return
     res
@@ -198,7 +226,7 @@ function busy(req: IncomingMessage, res: ServerResponse, what: 'connections' | '
         'retry-after': '1',
         connection: 'close',
       })
-      .end(JSON.stringify({ error: INSPECTOR_BUSY, message }))
+      .end(JSON.stringify({ error: code, message }))
   }
   // A limit of 0: any byte is past it, and the rest is drained within the bounds.
   readNodeBody(req, 0, '').then(answer, answer)

@@ -1,6 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { DEFAULT_SIGNATURE_HEADER } from '@hookguard/core'
-import { DEFAULT_TOKEN_PATH } from './defaults.ts'
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_TOKEN_PATH } from './defaults.ts'
 
 // The command-line options of the two commands that receive deliveries, `hookguard listen` and
 // `hookguard inspect`, declared once: their names, values, environment variables, help and checks.
@@ -112,6 +112,44 @@ export const RECEIVER_OPTIONS = {
     check: checkTokenPath,
   },
 } as const satisfies OptionTable
+
+/**
+ * What a receiving command takes in at once, in both commands: without a bound, senders that never
+ * finish their bodies (or keep opening connections) would grow its memory until it ends.
+ */
+export const ADMISSION_OPTIONS = {
+  'max-connections': {
+    type: 'string',
+    value: '<n>',
+    help: 'Connections served at once; past it, 503',
+    default: String(DEFAULT_MAX_CONNECTIONS),
+    check: checkCount,
+  },
+  'max-in-flight-bytes': {
+    type: 'string',
+    value: '<n>',
+    help: 'Bytes of bodies held at once; past it, 503',
+    default: String(DEFAULT_MAX_IN_FLIGHT_BYTES),
+    check: checkCount,
+  },
+} as const satisfies OptionTable
+
+export interface AdmissionSettings {
+  maxConnections: number
+  maxInFlightBytes: number
+}
+
+/**
+ * The bounds from options read over a table that holds {@link ADMISSION_OPTIONS}. With
+ * `maxBodySize`, the bytes in flight must hold one body of the size limit, checked here so that
+ * the command line names its own flag.
+ */
+export function admissionSettings(values: OptionValues, maxBodySize?: number): AdmissionSettings {
+  const settings = { maxConnections: Number(values['max-connections']), maxInFlightBytes: Number(values['max-in-flight-bytes']) }
+  if (maxBodySize !== undefined && settings.maxInFlightBytes <= maxBodySize)
+    usage(`--max-in-flight-bytes must be over the size limit (${maxBodySize} bytes): a body of that size must fit`)
+  return settings
+}
 
 /** `table` with other defaults (a command's own port, its default mode). */
 export function withDefaults<T extends OptionTable>(table: T, defaults: { readonly [Name in keyof T]?: string }): T {

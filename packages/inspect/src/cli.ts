@@ -1,9 +1,13 @@
-// @hookguard/inspect/cli: the command-line options of the commands that receive deliveries
-// (`hookguard listen` and `hookguard inspect`), declared once, with their reader and their help.
+// @hookguard/inspect/cli: what the commands that receive deliveries (`hookguard listen` and
+// `hookguard inspect`) share: their command-line options, declared once, with their reader and
+// their help; the bound on what their receiving server takes in at once; their terminal text.
 // Apart from the package's main entry, so that the `hookguard` command reads them without loading
 // the inspector's servers and page.
 
+export type { Admission, AdmissionLimits, BusyAnswer } from './admission.ts'
+export { createAdmission } from './admission.ts'
 export type {
+  AdmissionSettings,
   CredentialOption,
   HelpText,
   Mode,
@@ -14,6 +18,8 @@ export type {
   ReceiverSettings,
 } from './cli-options.ts'
 export {
+  ADMISSION_OPTIONS,
+  admissionSettings,
   credential,
   helpText,
   MODES,

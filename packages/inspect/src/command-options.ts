@@ -1,5 +1,8 @@
+import { DEFAULT_MAX_BODY_SIZE } from '@hookguard/core'
 import {
-  checkCount,
+  ADMISSION_OPTIONS,
+  type AdmissionSettings,
+  admissionSettings,
   checkPort,
   helpText,
   type OptionTable,
@@ -10,7 +13,7 @@ import {
   usage,
   withDefaults,
 } from './cli-options.ts'
-import { DEFAULT_HOST, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_PORT, DEFAULT_UI_PORT } from './defaults.ts'
+import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_UI_PORT } from './defaults.ts'
 
 /** `hookguard inspect`'s options: the receiver's, with the inspector's own after them. */
 export const INSPECT_OPTIONS = {
@@ -36,20 +39,7 @@ export const INSPECT_OPTIONS = {
     help: 'Where both servers listen; any other than loopback is warned about: it exposes what is recorded',
     default: DEFAULT_HOST,
   },
-  'max-connections': {
-    type: 'string',
-    value: '<n>',
-    help: 'Connections served at once; past it, 503',
-    default: String(DEFAULT_MAX_CONNECTIONS),
-    check: checkCount,
-  },
-  'max-in-flight-bytes': {
-    type: 'string',
-    value: '<n>',
-    help: 'Bytes of bodies held at once; past it, 503',
-    default: String(DEFAULT_MAX_IN_FLIGHT_BYTES),
-    check: checkCount,
-  },
+  ...ADMISSION_OPTIONS,
 } as const satisfies OptionTable
 
 export const INSPECT_HELP = helpText({
@@ -71,14 +61,12 @@ Example:
 })
 
 /** What `hookguard inspect` runs with: the receiver's settings and the inspector's own. */
-export interface InspectSettings extends ReceiverSettings {
+export interface InspectSettings extends ReceiverSettings, AdmissionSettings {
   forwardTo: string | undefined
   uiPort: number
   save: string | undefined
   json: boolean
   host: string
-  maxConnections: number
-  maxInFlightBytes: number
 }
 
 /** `hookguard inspect`'s command line and environment, read and checked; a mistake throws a `TypeError` starting `@hookguard/inspect: `. */
@@ -93,7 +81,6 @@ export function inspectSettings(args: readonly string[], env: Readonly<Record<st
     save: values.save as string | undefined,
     json: values.json === true,
     host: values.host as string,
-    maxConnections: Number(values['max-connections']),
-    maxInFlightBytes: Number(values['max-in-flight-bytes']),
+    ...admissionSettings(values, DEFAULT_MAX_BODY_SIZE),
   }
 }

@@ -69,7 +69,6 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
 
   const mark = createSourceMark()
   let admission: Admission | undefined
-  let lastBusyWarning = 0
   const capture = createCaptureHandler({
     settings,
     judge,
@@ -124,18 +123,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   // and the app would lose the signature header sent after them. Their bytes stay bounded (431
   // past Node's 16 KiB of head), so every line is kept.
   receiveServer.maxHeadersCount = 0
-  // Said on the terminal, at most every 10 s: a flood must not become one line per request.
-  admission = createAdmission(receiveServer, settings, () => {
-    if (Date.now() - lastBusyWarning < 10_000) return
-    lastBusyWarning = Date.now()
-    const { busy, unparsable } = (admission as Admission).refused()
-    const requests = (count: number) => `${count} ${count === 1 ? 'request' : 'requests'}`
-    const said = [
-      busy > 0 && `${requests(busy)} answered 503 inspector_busy (over the connection cap or the bytes of bodies in flight)`,
-      unparsable > 0 && `${requests(unparsable)} answered 400 invalid_body or 431 headers_too_large (not parsable as HTTP)`,
-    ].filter(Boolean)
-    settings.onWarning(`hookguard inspect: ${said.join('; ')}, not recorded.`)
-  })
+  admission = createAdmission(receiveServer, settings, (sentence) => settings.onWarning(`hookguard inspect: ${sentence}, not recorded.`))
   let receivePort = 0
   let uiPort = 0
   const urlHost = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host

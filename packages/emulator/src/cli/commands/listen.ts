@@ -1,9 +1,21 @@
-import type { Server } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createAdaptorServer } from '@hono/node-server'
-import type { WebhookOptions } from '@hookguard/core'
+import { getRequestListener } from '@hono/node-server'
+import { DEFAULT_MAX_BODY_SIZE, type WebhookOptions } from '@hookguard/core'
 import { tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/hono'
-import { RECEIVER_OPTIONS, type ReceiverSettings, readOptions, receiverSettings, terminalLine, withDefaults } from '@hookguard/inspect/cli'
+import {
+  ADMISSION_OPTIONS,
+  type AdmissionSettings,
+  admissionSettings,
+  type BusyAnswer,
+  createAdmission,
+  RECEIVER_OPTIONS,
+  type ReceiverSettings,
+  readOptions,
+  receiverSettings,
+  terminalLine,
+  withDefaults,
+} from '@hookguard/inspect/cli'
 import { Hono } from 'hono'
 import { CommandFailure } from '../failures.ts'
 import { type CliIo, painter } from '../io.ts'
@@ -11,12 +23,19 @@ import { type CliIo, painter } from '../io.ts'
 const HOST = '127.0.0.1'
 const DEFAULT_PORT = 3000
 
-/** `hookguard listen`'s options: the receiver's, which it shares with `hookguard inspect`, with its own defaults. */
-export const LISTEN_OPTIONS = withDefaults(RECEIVER_OPTIONS, { port: String(DEFAULT_PORT) })
+/** Past a bound: `listen` is no inspector, and says so. */
+const BUSY: BusyAnswer = { code: 'receiver_busy', subject: 'hookguard listen' }
+
+/**
+ * `hookguard listen`'s options: the receiver's and the bounds on what it takes in at once, which it
+ * shares with `hookguard inspect`, with its own default port.
+ */
+export const LISTEN_OPTIONS = { ...withDefaults(RECEIVER_OPTIONS, { port: String(DEFAULT_PORT) }), ...ADMISSION_OPTIONS }
 
 /** `hookguard listen`'s command line and environment, read and checked, as `hookguard inspect` reads them. */
-export function listenSettings(args: readonly string[], env: CliIo['env']): ReceiverSettings {
-  return receiverSettings(readOptions(args, LISTEN_OPTIONS, env))
+export function listenSettings(args: readonly string[], env: CliIo['env']): ReceiverSettings & AdmissionSettings {
+  const values = readOptions(args, LISTEN_OPTIONS, env)
+  return { ...receiverSettings(values), ...admissionSettings(values, DEFAULT_MAX_BODY_SIZE) }
 }
 
 /** What one line of `listen` reports. */
@@ -28,7 +47,7 @@ type Outcome = { kind: 'verified'; event: string | undefined } | { kind: 'reject
  * `io.signal` aborts.
  */
 export async function listenCommand(args: readonly string[], io: CliIo): Promise<number> {
-  const { auth, port: listenPort, signatureHeader, tokenPath } = listenSettings(args, io.env)
+  const { auth, port: listenPort, signatureHeader, tokenPath, maxConnections, maxInFlightBytes } = listenSettings(args, io.env)
   const options: WebhookOptions = { auth, signatureHeader }
 
   const paint = painter(io.stdout, io.env)
@@ -44,7 +63,20 @@ export async function listenCommand(args: readonly string[], io: CliIo): Promise
 
   // Built before listening, so that settings the middleware refuses fail at startup.
   const app = receiverApp(options, tokenPath, report)
-  const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server
+  const serve = getRequestListener(app.fetch, { overrideGlobalObjects: false })
+  // Bounded as the inspector's receiving address is, with the same flags: a sender that opens
+  // connections or starts bodies it never finishes gets 503 past the bounds, not the memory.
+  const server = createServer((req, res) => {
+    const release = admission.admit(req, res)
+    if (release === undefined) return
+    res.once('close', release)
+    serve(req, res)
+  })
+  const admission = createAdmission(
+    server,
+    { maxConnections, maxInFlightBytes, maxBodySize: DEFAULT_MAX_BODY_SIZE, busyAnswer: BUSY },
+    (sentence) => io.stderr.write(`hookguard listen: ${sentence}.\n`),
+  )
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(new CommandFailure(`cannot listen on ${HOST}:${listenPort}: ${error.code ?? error.message}`))
