@@ -1,11 +1,11 @@
 /**
  * One server of the hand-off benchmark (bench/handoff.ts), in a process of its own: Express 5 on
- * loopback, `POST /hooks` as `empty` (answers 202 and nothing else), `verified` (`webhook()`, then
+ * loopback, `POST /hooks` as `empty` or `control` (answers 202 and nothing else), `verified` (`webhook()`, then
  * 202 at once), `inline` (`webhook()`, then the handler's work before the answer, as apps do
  * without a queue) or `handoff` (`webhook()` with the delivery put on a BullMQ queue; a worker
  * process does the work). Tells its port over IPC.
  *
- *   node --import tsx bench/handoff-server.ts <empty|verified|inline|handoff> <work ms> [redis url]
+ *   node --import tsx bench/handoff-server.ts <empty|control|verified|inline|handoff> <work ms> [redis url]
  */
 import type { AddressInfo } from 'node:net'
 import { handoff } from '@hookguard/bullmq'
@@ -19,7 +19,7 @@ const workMs = Number(workArg)
 const app = express()
 const auth = { mode: 'secret' as const, secret: SECRET }
 
-if (variant === 'empty') {
+if (variant === 'empty' || variant === 'control') {
   app.post('/hooks', (_req, res) => {
     res.status(202).end()
   })

@@ -4,8 +4,10 @@
  * side in one run, taking turns in rounds: `inline` (the handler works before the answer),
  * `handoff` (the delivery goes on a BullMQ queue on a real redis-server and a worker process does
  * the work), `verified` (`webhook()` answering 202 at once: what verifying costs, which no
- * hand-off can undercut) and `empty` (a route that answers 202 and does nothing: the floor of any
- * answer). Open loop (bench/open-loop.ts), so a slow answer cannot slow the sender down and hide
+ * hand-off can undercut), `empty` (a route that answers 202 and does nothing: the floor of any
+ * answer) and `control` (the same empty route in a process of its own: how far two identical
+ * servers read apart in one run, the least difference between two rows the run can tell from the
+ * machine's noise). Open loop (bench/open-loop.ts), so a slow answer cannot slow the sender down and hide
  * its own wait. Then the same turns again for `empty`, `verified` and `handoff` with no worker
  * running: the answer as a deployment whose workers run on other machines sees it, where on two
  * shared cores the worker's turns and its queue commands land among the answers measured. Then the
@@ -33,11 +35,13 @@ const WORK_MS = 200
 const WORKER_CONCURRENCY = 400
 const THROUGHPUT_DELIVERIES = quick ? 500 : 5000
 const THROUGHPUT_CONCURRENCY = 50
-const VARIANTS = ['empty', 'verified', 'handoff', 'inline'] as const
+const VARIANTS = ['empty', 'verified', 'handoff', 'inline', 'control'] as const
 type Variant = (typeof VARIANTS)[number]
 /** The variants measured again with no worker on the machine (`inline` has none to leave out). */
-const WORKER_ELSEWHERE = ['empty', 'verified', 'handoff'] as const
+const WORKER_ELSEWHERE = ['empty', 'verified', 'handoff', 'control'] as const
 type ElsewhereVariant = (typeof WORKER_ELSEWHERE)[number]
+
+type Answers<V extends Variant> = Record<Exclude<V, 'control'>, OpenLoopResult> & { control?: OpenLoopResult }
 
 export interface HandoffFigures {
   runtime: string
@@ -47,15 +51,16 @@ export interface HandoffFigures {
   bodyBytes: number
   /** Turns each server took (runs recorded before rounds have none). */
   rounds?: number
-  answers: Record<Variant, OpenLoopResult>
+  /** Runs recorded before the control route have no `control`. */
+  answers: Answers<Variant>
   /**
    * The same answers with no worker process running (a deployment's workers on other machines):
    * what the hand-off's answer costs apart from the worker sharing this machine's cores. Runs
    * recorded before this was measured have none.
    */
-  workerElsewhere?: Record<ElsewhereVariant, OpenLoopResult>
+  workerElsewhere?: Answers<ElsewhereVariant>
   /** The server process's CPU time (user + system) per delivery over the measured window, in microseconds. */
-  cpuPerDeliveryUs: Record<Variant, number>
+  cpuPerDeliveryUs: Partial<Record<Variant, number>>
   /** With the handler of `workMs`: milliseconds from the receiver's verdict to the handler's start. */
   endToEnd: { deliveries: number; p50: number; p99: number }
   /** Deliveries a second one worker process runs with a handler that does nothing, from a backlog. */

@@ -9,6 +9,7 @@ import type { Figures } from './figures.ts'
 import type { HttpResult } from './http.ts'
 import type { InstructionsResult } from './instructions.ts'
 import type { CandidateResult, PayloadResult } from './measure.ts'
+import type { OpenLoopResult } from './open-loop.ts'
 
 const PEERS = ['octokit', 'stripe', 'standardwebhooks', 'svix'] as const
 const PEER_LABELS: Record<string, string> = {
@@ -385,7 +386,7 @@ const latency = (value: number) => `${value.toFixed(2)} ms`
 const latencyAdded = (value: number) => `${value >= 0 ? '+' : ''}${latency(value)}`
 
 function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]): string {
-  const { empty, inline, handoff: queued, verified } = handoff.answers
+  const { empty, inline, handoff: queued, verified, control } = handoff.answers
   const p50Added = queued.p50 - empty.p50
   const p99Ratio = queued.p99 / empty.p99
   const p50Met = p50Added <= HANDOFF_P50_MS
@@ -404,7 +405,7 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
   return [
     `### Answer fast, process later (${handoff.runtime})`,
     '',
-    `bench/handoff.ts: ${handoff.rate} signed ${handoff.bodyBytes}-byte deliveries a second for ${handoff.durationS} s to each of ${verified === undefined ? 'three' : 'four'} Express 5 servers, each in its own process on loopback, sent open-loop (on schedule, latency counted from when each was due, bench/open-loop.ts)${handoff.rounds === undefined ? '' : `, the servers taking turns in ${handoff.rounds} rounds whose answers are pooled`}. \`inline\`: \`webhook()\` and a handler that works ${handoff.workMs} ms before it answers; \`handoff\`: \`webhook({ handoff })\` onto a BullMQ queue on a real redis-server, a worker process doing the ${handoff.workMs} ms; \`empty\`: a route that answers 202 and does nothing${verified === undefined ? '' : '; `verified`: `webhook()` answering 202 at once, what verifying costs, which no hand-off undercuts'}. The worker runs at the lowest priority (\`nice\` 19) on the same two cores, as background work.`,
+    `bench/handoff.ts: ${handoff.rate} signed ${handoff.bodyBytes}-byte deliveries a second for ${handoff.durationS} s to each of ${control !== undefined ? 'five' : verified === undefined ? 'three' : 'four'} Express 5 servers, each in its own process on loopback, sent open-loop (on schedule, latency counted from when each was due, bench/open-loop.ts)${handoff.rounds === undefined ? '' : `, the servers taking turns in ${handoff.rounds} rounds whose answers are pooled`}. \`inline\`: \`webhook()\` and a handler that works ${handoff.workMs} ms before it answers; \`handoff\`: \`webhook({ handoff })\` onto a BullMQ queue on a real redis-server, a worker process doing the ${handoff.workMs} ms; \`empty\`: a route that answers 202 and does nothing${verified === undefined ? '' : '; `verified`: `webhook()` answering 202 at once, what verifying costs, which no hand-off undercuts'}${control === undefined ? '' : "; `empty route again`: the empty route in a process of its own, the run's noise"}. The worker runs at the lowest priority (\`nice\` 19) on the same two cores, as background work.`,
     '',
     table(
       ['server', 'p50', 'p99', 'max', 'answered', 'server CPU a delivery'],
@@ -415,14 +416,30 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
           : [['verified only', latency(verified.p50), latency(verified.p99), latency(verified.max), answered(verified), cpu('verified')]]),
         ['hand-off', `**${latency(queued.p50)}**`, `**${latency(queued.p99)}**`, latency(queued.max), answered(queued), cpu('handoff')],
         ['inline', latency(inline.p50), latency(inline.p99), latency(inline.max), answered(inline), cpu('inline')],
+        ...(control === undefined
+          ? []
+          : [['empty route again', latency(control.p50), latency(control.p99), latency(control.max), answered(control), cpu('control')]]),
       ],
     ),
     '',
     `${p50Met ? '✓' : '✗'} target: the hand-off's p50 within ${HANDOFF_P50_MS} ms of the empty route's (${latencyAdded(p50Added)}). ${p99Met ? '✓' : '✗'} target: its p99 within ${Math.round((HANDOFF_P99_RATIO - 1) * 100)} % of the empty route's (${p99Ratio.toFixed(2)}×).${verified === undefined ? '' : ` The queue's own share, against the verified route: p50 ${latencyAdded(queued.p50 - verified.p50)}, p99 ${(queued.p99 / verified.p99).toFixed(2)}×; verifying's, the verified route against the empty one: p50 ${latencyAdded(verified.p50 - empty.p50)}, p99 ${(verified.p99 / empty.p99).toFixed(2)}×.`}`,
+    ...controlLines(empty, control),
     ...workerElsewhereLines(handoff),
     '',
     `The workers: from the receiver's verdict to the handler's start, p50 ${latency(handoff.endToEnd.p50)}, p99 ${latency(handoff.endToEnd.p99)} (${handoff.endToEnd.deliveries} deliveries at ${handoff.rate} a second, one worker process with ${handoff.workMs} ms handlers). One worker process with a handler that does nothing, concurrency ${handoff.worker.concurrency}, drains a backlog of ${handoff.worker.deliveries} at **${handoff.worker.perSecond.toFixed(0)} deliveries a second**.`,
   ].join('\n')
+}
+
+/**
+ * The empty route against its copy in the same run: two servers that run the same code, so what
+ * sets them apart is the machine. A target finer than that spread is not one this run can judge.
+ */
+function controlLines(empty: OpenLoopResult, control: OpenLoopResult | undefined): string[] {
+  if (control === undefined) return []
+  return [
+    '',
+    `The same empty route in a second process, in the same turns: p50 ${latencyAdded(control.p50 - empty.p50)} and p99 ${(control.p99 / empty.p99).toFixed(2)}× the first's. Two identical servers read that far apart here; a difference between two rows smaller than that is the machine's, not the code's.`,
+  ]
 }
 
 /**
@@ -433,10 +450,10 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
 function workerElsewhereLines(handoff: NonNullable<Figures['handoff']>): string[] {
   const elsewhere = handoff.workerElsewhere
   if (elsewhere === undefined) return []
-  const { empty, verified, handoff: queued } = elsewhere
+  const { empty, verified, handoff: queued, control } = elsewhere
   return [
     '',
-    `With no worker on these cores (the same turns for the empty route, the verified one and the hand-off, its jobs left waiting, as for workers on other machines): empty route p50 ${latency(empty.p50)}, p99 ${latency(empty.p99)}; verified only p50 ${latency(verified.p50)}, p99 ${latency(verified.p99)}; hand-off p50 ${latency(queued.p50)}, p99 ${latency(queued.p99)}, that is p50 ${latencyAdded(queued.p50 - empty.p50)} and p99 ${(queued.p99 / empty.p99).toFixed(2)}× the empty route's.`,
+    `With no worker on these cores (the same turns for the empty route, the verified one and the hand-off, its jobs left waiting, as for workers on other machines): empty route p50 ${latency(empty.p50)}, p99 ${latency(empty.p99)}; verified only p50 ${latency(verified.p50)}, p99 ${latency(verified.p99)}; hand-off p50 ${latency(queued.p50)}, p99 ${latency(queued.p99)}, that is p50 ${latencyAdded(queued.p50 - empty.p50)} and p99 ${(queued.p99 / empty.p99).toFixed(2)}× the empty route's${control === undefined ? '' : `; the empty route's copy p50 ${latencyAdded(control.p50 - empty.p50)}, p99 ${(control.p99 / empty.p99).toFixed(2)}×`}.`,
   ]
 }
 
