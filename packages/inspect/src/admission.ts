@@ -3,11 +3,11 @@ import type { Socket } from 'node:net'
 import { readNodeBody } from '@hookguard/core/node'
 
 /**
- * What the receiving address takes in at once: open connections, and the bytes of bodies it may
- * hold until their records are complete. Each is bounded, so that senders that never finish
- * their uploads (or never stop opening connections) cannot grow the inspector's memory; past a
- * bound a request is answered 503 (`inspector_busy` from the inspector) with `Connection: close` and `Retry-After`,
- * before anything of it is read, judged or forwarded. A connection that has no request in progress
+ * What a receiving address (the inspector's, `hookguard listen`'s) takes in at once: open
+ * connections, and the bytes of bodies it may hold until they are done with. Each is bounded, so
+ * that senders that never finish their uploads (or never stop opening connections) cannot grow the
+ * process's memory; past a bound a request is answered 503 (`inspector_busy` from the inspector)
+ * with `Connection: close` and `Retry-After`, before anything of it is read, judged or forwarded. A connection that has no request in progress
  * (none sent yet, or kept alive after one) holds no slot for long: it has `headTimeoutMs` to send a
  * request's head, and at twice the cap a new connection takes the place of the oldest of them.
  */

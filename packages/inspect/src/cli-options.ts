@@ -140,13 +140,12 @@ export interface AdmissionSettings {
 }
 
 /**
- * The bounds from options read over a table that holds {@link ADMISSION_OPTIONS}. With
- * `maxBodySize`, the bytes in flight must hold one body of the size limit, checked here so that
- * the command line names its own flag.
+ * The bounds from options read over a table that holds {@link ADMISSION_OPTIONS}. The bytes in
+ * flight must hold one body of the size limit: checked here, so that the message names the flag.
  */
-export function admissionSettings(values: OptionValues, maxBodySize?: number): AdmissionSettings {
+export function admissionSettings(values: OptionValues, maxBodySize: number): AdmissionSettings {
   const settings = { maxConnections: Number(values['max-connections']), maxInFlightBytes: Number(values['max-in-flight-bytes']) }
-  if (maxBodySize !== undefined && settings.maxInFlightBytes <= maxBodySize)
+  if (settings.maxInFlightBytes <= maxBodySize)
     usage(`--max-in-flight-bytes must be over the size limit (${maxBodySize} bytes): a body of that size must fit`)
   return settings
 }
