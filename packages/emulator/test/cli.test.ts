@@ -9,6 +9,7 @@ import { refusedOrigin } from '@hookguard/testkit/ports'
 import { type Connection, connect, head } from '@hookguard/testkit/wire'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import packageJson from '../package.json' with { type: 'json' }
+import { listenCommand } from '../src/cli/commands/listen.ts'
 import { run } from '../src/cli/run.ts'
 import { deliver } from '../src/deliver.ts'
 import { sampleEvent } from '../src/samples.ts'
@@ -726,6 +727,51 @@ describe('hookguard listen', () => {
       expect(await listener.stop()).toBe(0)
     })
 
+    it('gives back the room of a body that stops arriving, after the time allowed, and says so', async () => {
+      const controller = new AbortController()
+      const captured = captureIo({ signal: controller.signal })
+      const exit = listenCommand(['--mode', 'none', '--port', '0', '--max-connections', '1'], captured.io, { bodyTimeoutMs: 300 })
+      const [, url = ''] = await captured.waitForStdout(/Listening on (http:\/\/127\.0\.0\.1:\d+)\//)
+      const stalled = await stalledUpload(url, 100)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect((await writeFirst(url))?.status).toBe(503)
+      expect(await stalled.closed(2_000)).toBe(true)
+      expect((await writeFirst(url))?.status).toBe(200)
+      const lines = captured.stdout().split('\n').slice(1, -1)
+      expect(lines).toEqual([
+        'timeout   POST /hooks  the body did not arrive within 0.3 s; connection closed',
+        'verified  POST /hooks  order.paid',
+      ])
+      controller.abort()
+      expect(await exit).toBe(0)
+    })
+
+    it('says a sender closed before its body ended, not the refusal nobody read; and nothing after Stopped', async () => {
+      const listener = await listen(['--mode', 'none'])
+      const gone = await stalledUpload(listener.url, 100)
+      gone.destroy()
+      await stalledUpload(listener.url, 100)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(await listener.stop()).toBe(0)
+      expect(listener.stdout().split('\n').slice(1)).toEqual([
+        'aborted   POST /hooks  the sender closed before its body ended; no answer',
+        'Stopped.',
+        '',
+      ])
+    })
+
+    it('counts every refusal on standard error: those after the first line when its interval ends, or at the stop', async () => {
+      const listener = await listen(['--mode', 'none', '--max-connections', '1'])
+      await stalledUpload(listener.url, 100)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      for (let i = 0; i < 3; i++) expect((await writeFirst(listener.url))?.status).toBe(503)
+      expect(await listener.stop()).toBe(0)
+      expect(listener.stderr()).toBe(
+        'hookguard listen: 1 request answered 503 receiver_busy (over the connection cap or the bytes of bodies in flight).\n' +
+          'hookguard listen: 2 requests answered 503 receiver_busy (over the connection cap or the bytes of bodies in flight).\n',
+      )
+    })
+
     it('by default holds 32 bodies of the size limit that never finish, and answers the next at once', async () => {
       const listener = await listen(['--mode', 'none'])
       for (let i = 0; i < 32; i++) await stalledUpload(listener.url, MiB)
@@ -746,7 +792,7 @@ describe('hookguard listen', () => {
       ['listen', '--mode', 'none', '--max-in-flight-bytes', String(1024 * 1024)],
       '--max-in-flight-bytes must be over',
     ],
-    ['no connection', ['listen', '--mode', 'none', '--max-connections', '0'], '--max-connections must be a whole number above 0'],
+    ['no connection', ['listen', '--mode', 'none', '--max-connections', '0'], '--max-connections must be a whole number from 1 to 65536'],
     ['no secret', ['listen', '--mode', 'secret', '--port', '0'], 'HOOKGUARD_SECRET'],
     ['a positional argument', ['listen', 'extra', '--mode', 'none'], 'expected no arguments besides options'],
   ])('exits 2 before listening for %s', async (_what, argv, message) => {

@@ -47,6 +47,8 @@ export interface Admission {
   admit(req: IncomingMessage, res: ServerResponse): (() => void) | undefined
   /** Bytes reserved now. */
   readonly inFlightBytes: number
+  /** Tells the refusals not told yet now, rather than when their interval ends: at shutdown. */
+  flush(): void
 }
 
 /** How often refusals are told: a flood must not become one line per request. */
@@ -57,7 +59,8 @@ export function createAdmission(
   { maxConnections, maxInFlightBytes, maxBodySize, headTimeoutMs = HEAD_TIMEOUT_MS, busyAnswer = INSPECTOR }: AdmissionLimits,
   /**
    * Told, at most every {@link REFUSED_WARNING_EVERY_MS}, a sentence that counts the requests
-   * refused since it was last told: answered 503, and answered 400 or 431 for not being HTTP.
+   * refused since it was last told (answered 503, and answered 400 or 431 for not being HTTP);
+   * every refusal is counted in one, at the latest when the interval ends or at {@link Admission.flush}.
    */
   onRefused: (sentence: string) => void = () => {},
 ): Admission {
@@ -69,12 +72,24 @@ export function createAdmission(
   let busyCount = 0
   let unparsableCount = 0
   let toldAt = Number.NEGATIVE_INFINITY
-  const refused = () => {
-    if (Date.now() - toldAt < REFUSED_WARNING_EVERY_MS) return
+  let later: NodeJS.Timeout | undefined
+  const tell = () => {
+    clearTimeout(later)
+    later = undefined
+    if (busyCount + unparsableCount === 0) return
     toldAt = Date.now()
     onRefused(refusedSentence(busyCount, unparsableCount, busyAnswer.code))
     busyCount = 0
     unparsableCount = 0
+  }
+  // The first refusal is told at once; those that follow within the interval, when it ends.
+  const refused = () => {
+    const wait = toldAt + REFUSED_WARNING_EVERY_MS - Date.now()
+    if (wait <= 0) tell()
+    else if (later === undefined) {
+      later = setTimeout(tell, wait)
+      later.unref()
+    }
   }
   const awaitHead = (socket: Socket) => {
     clearTimeout(open.get(socket))
@@ -152,6 +167,7 @@ export function createAdmission(
     get inFlightBytes() {
       return inFlight
     },
+    flush: tell,
   }
 }
 

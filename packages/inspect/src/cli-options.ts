@@ -44,8 +44,14 @@ export type OptionValues = Readonly<Record<string, string | boolean | undefined>
 export const checkPort = (value: string) =>
   /^\d{1,5}$/.test(value) && Number(value) <= 65535 ? undefined : 'must be a whole number from 0 to 65535'
 
-/** For counts and sizes: a whole number above 0 that a `Number` holds exactly. */
-export const checkCount = (value: string) => (/^[1-9]\d{0,14}$/.test(value) ? undefined : 'must be a whole number above 0')
+/** For counts and sizes: a whole number from 1 to `max`, in plain digits. */
+export const checkCount = (max: number) => (value: string) =>
+  /^[1-9]\d{0,15}$/.test(value) && Number(value) <= max ? undefined : `must be a whole number from 1 to ${max}`
+
+/** More connections than a process opens files for, by far: past it, a value removes the bound rather than sets it. */
+export const MAX_CONNECTIONS_FLAG = 65_536
+/** 1 TiB. */
+export const MAX_IN_FLIGHT_BYTES_FLAG = 2 ** 40
 
 /** Shorter entries in a list are taken for the pieces of one secret that holds a comma. */
 export const MIN_LISTED_SECRET = 8
@@ -123,14 +129,14 @@ export const ADMISSION_OPTIONS = {
     value: '<n>',
     help: 'Connections served at once; past it, 503',
     default: String(DEFAULT_MAX_CONNECTIONS),
-    check: checkCount,
+    check: checkCount(MAX_CONNECTIONS_FLAG),
   },
   'max-in-flight-bytes': {
     type: 'string',
     value: '<n>',
     help: 'Bytes of bodies held at once; past it, 503',
     default: String(DEFAULT_MAX_IN_FLIGHT_BYTES),
-    check: checkCount,
+    check: checkCount(MAX_IN_FLIGHT_BYTES_FLAG),
   },
 } as const satisfies OptionTable
 
@@ -177,6 +183,9 @@ export function parseCommandLine(
     return parseArgs({ args: [...args], options, allowPositionals: true, strict: true }) as ReturnType<typeof parseCommandLine>
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') usage(unknownOption(error as Error, options))
+    // Its advice on a value that starts with a dash is on a line of its own, after the first.
+    if ((error as Error).message.includes('argument is ambiguous'))
+      usage(`${String((error as Error).message).split('\n')[0]} A value that starts with a dash is given as --name=value.`)
     // Its advice on positionals starting with '-' is about a command that takes them as data.
     usage(
       String((error as Error).message)

@@ -167,6 +167,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     records: () => ring.all(),
     async close() {
       capture.close()
+      admission?.flush()
       await Promise.all(
         [receiveServer, uiServer].map(
           (server) =>

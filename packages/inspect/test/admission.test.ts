@@ -278,15 +278,20 @@ describe('requests that are not HTTP', () => {
 })
 
 describe('the flags', () => {
-  it('--max-connections and --max-in-flight-bytes take a whole number above 0', async () => {
+  it('--max-connections and --max-in-flight-bytes take a whole number from 1 to a bound, and say which', async () => {
     const io = { stdout: { write: () => {} }, stderr: { write: () => {} }, env: { HOOKGUARD_SECRET: SECRET } }
-    for (const args of [
-      ['--max-connections', '0'],
-      ['--max-connections', '1.5'],
-      ['--max-in-flight-bytes', '-1'],
-      ['--max-in-flight-bytes', '1e9'],
-    ]) {
-      await expect(inspectCommand(args, io), args.join(' ')).rejects.toThrow(/^@hookguard\/inspect: .*--max-/)
+    for (const [args, message] of [
+      [['--max-connections', '0'], '--max-connections must be a whole number from 1 to 65536'],
+      [['--max-connections', '1.5'], '--max-connections must be a whole number from 1 to 65536'],
+      // A value past the bound would remove the bound, not set it.
+      [['--max-connections', '999999999999999'], '--max-connections must be a whole number from 1 to 65536'],
+      [['--max-in-flight-bytes', '1e9'], '--max-in-flight-bytes must be a whole number from 1 to 1099511627776'],
+      [['--max-in-flight-bytes', '9007199254740993'], '--max-in-flight-bytes must be a whole number from 1 to 1099511627776'],
+      [['--max-in-flight-bytes', '1048576'], '--max-in-flight-bytes must be over the size limit (1048576 bytes)'],
+      [['--max-in-flight-bytes', '-1'], 'A value that starts with a dash is given as --name=value.'],
+      [['--max-in-flight-bytes=-1'], '--max-in-flight-bytes must be a whole number from 1 to 1099511627776'],
+    ] as const) {
+      await expect(inspectCommand([...args], io), args.join(' ')).rejects.toThrow(message)
     }
   })
 

@@ -1,6 +1,6 @@
-import { createServer } from 'node:http'
+import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { getRequestListener } from '@hono/node-server'
+import { getRequestListener, type HttpBindings } from '@hono/node-server'
 import { DEFAULT_MAX_BODY_SIZE, type WebhookOptions } from '@hookguard/core'
 import { tokenEndpoint, type WebhookVariables, webhook } from '@hookguard/hono'
 import {
@@ -39,22 +39,39 @@ export function listenSettings(args: readonly string[], env: CliIo['env']): Rece
 }
 
 /** What one line of `listen` reports. */
-type Outcome = { kind: 'verified'; event: string | undefined } | { kind: 'rejected' | 'token'; code: string; status: number }
+type Outcome =
+  | { kind: 'verified'; event: string | undefined }
+  | { kind: 'rejected' | 'token'; code: string; status: number }
+  // No answer reached the sender: it closed first, or its body did not arrive in time.
+  | { kind: 'aborted' }
+  | { kind: 'timed out' }
+
+/** How long a request's body has to arrive whole, from its head: as long as the inspector gives it. */
+export const BODY_TIMEOUT_MS = 30_000
 
 /**
  * `hookguard listen`: a receiver with the user's settings, built on `@hookguard/hono` like a real
  * app would be, so what it accepts is what their app will accept. One line per request, until
  * `io.signal` aborts.
  */
-export async function listenCommand(args: readonly string[], io: CliIo): Promise<number> {
+export async function listenCommand(args: readonly string[], io: CliIo, { bodyTimeoutMs = BODY_TIMEOUT_MS } = {}): Promise<number> {
   const { auth, port: listenPort, signatureHeader, tokenPath, maxConnections, maxInFlightBytes } = listenSettings(args, io.env)
   const options: WebhookOptions = { auth, signatureHeader }
 
   const paint = painter(io.stdout, io.env)
+  let stopped = false
   const report = (method: string, path: string, outcome: Outcome) => {
+    // Connections cut at Ctrl-C are not the sender's doing: nothing is said of them after `Stopped.`.
+    if (stopped) return
     const where = paint('dim', `${method} ${printable(path)}`)
     if (outcome.kind === 'verified') {
       io.stdout.write(`${paint('green', 'verified')}  ${where}${outcome.event === undefined ? '' : `  ${printable(outcome.event)}`}\n`)
+    } else if (outcome.kind === 'aborted') {
+      io.stdout.write(`${paint('yellow', 'aborted ')}  ${where}  the sender closed before its body ended; no answer\n`)
+    } else if (outcome.kind === 'timed out') {
+      io.stdout.write(
+        `${paint('red', 'timeout ')}  ${where}  the body did not arrive within ${bodyTimeoutMs / 1000} s; connection closed\n`,
+      )
     } else {
       const label = outcome.kind === 'rejected' ? paint('red', 'rejected') : paint('yellow', 'token   ')
       io.stdout.write(`${label}  ${where}  ${outcome.code} (${outcome.status})\n`)
@@ -62,14 +79,26 @@ export async function listenCommand(args: readonly string[], io: CliIo): Promise
   }
 
   // Built before listening, so that settings the middleware refuses fail at startup.
-  const app = receiverApp(options, tokenPath, report)
+  const timedOut = new WeakSet<IncomingMessage>()
+  const app = receiverApp(options, tokenPath, report, (incoming) => (timedOut.has(incoming) ? 'timed out' : 'aborted'))
   const serve = getRequestListener(app.fetch, { overrideGlobalObjects: false })
   // Bounded as the inspector's receiving address is, with the same flags: a sender that opens
-  // connections or starts bodies it never finishes gets 503 past the bounds, not the memory.
+  // connections or starts bodies it never finishes gets 503 past the bounds, not the memory, and
+  // a body that stops arriving gives its room back after the same time the inspector allows.
   const server = createServer((req, res) => {
     const release = admission.admit(req, res)
     if (release === undefined) return
-    res.once('close', release)
+    const deadline = setTimeout(() => {
+      if (req.complete) return
+      timedOut.add(req)
+      req.destroy()
+    }, bodyTimeoutMs)
+    deadline.unref()
+    req.once('end', () => clearTimeout(deadline))
+    res.once('close', () => {
+      clearTimeout(deadline)
+      release()
+    })
     serve(req, res)
   })
   const admission = createAdmission(
@@ -89,6 +118,8 @@ export async function listenCommand(args: readonly string[], io: CliIo): Promise
   if (auth.mode === 'oauth2') io.stdout.write(`Token address: ${base}${tokenPath}\n`)
 
   await aborted(io.signal)
+  admission.flush()
+  stopped = true
   await new Promise<void>((resolve) => {
     server.close(() => resolve())
     // Keep-alive connections would otherwise hold the process open after Ctrl-C.
@@ -102,10 +133,11 @@ function receiverApp(
   options: WebhookOptions,
   tokenPath: string,
   report: (method: string, path: string, outcome: Outcome) => void,
-): Hono<{ Variables: Partial<WebhookVariables> }> {
+  unanswered: (incoming: IncomingMessage) => 'aborted' | 'timed out',
+): Hono<{ Bindings: HttpBindings; Variables: Partial<WebhookVariables> }> {
   // Partial: this outer middleware runs on every route, and webhook() has set a delivery only on
   // the ones it verified.
-  const app = new Hono<{ Variables: Partial<WebhookVariables> }>()
+  const app = new Hono<{ Bindings: HttpBindings; Variables: Partial<WebhookVariables> }>()
   const oauth = options.auth.mode === 'oauth2'
 
   // Outermost, so it sees the answer whoever gave it: the handler below, or the middleware
@@ -113,6 +145,11 @@ function receiverApp(
   app.use('*', async (c, next) => {
     await next()
     const { method, path } = c.req
+    // The refusal of a body that broke off went nowhere: the line says what happened instead.
+    if (!c.env.incoming.complete) {
+      report(method, path, { kind: unanswered(c.env.incoming) })
+      return
+    }
     if (oauth && path === tokenPath) {
       report(method, path, { kind: 'token', code: c.res.ok ? 'issued' : await errorCode(c.res), status: c.res.status })
       return
