@@ -145,16 +145,17 @@ function receiverApp(
   app.use('*', async (c, next) => {
     await next()
     const { method, path } = c.req
+    const token = oauth && path === tokenPath
+    if (!token && method !== 'POST') return
     // The refusal of a body that broke off went nowhere: the line says what happened instead.
     if (!c.env.incoming.complete) {
       report(method, path, { kind: unanswered(c.env.incoming) })
       return
     }
-    if (oauth && path === tokenPath) {
+    if (token) {
       report(method, path, { kind: 'token', code: c.res.ok ? 'issued' : await errorCode(c.res), status: c.res.status })
       return
     }
-    if (method !== 'POST') return
     const delivery = c.get('webhook')
     if (delivery !== undefined) {
       const payload = delivery.payload as { event?: unknown } | null
