@@ -14,7 +14,7 @@
  *
  * `--keep=DIR` keeps callgrind's files there, to read per function with `callgrind_annotate`;
  * `--warmup=N` and `--requests=N` set the two phases' requests (`--quick`'s 200 do not let the JIT
- * settle: its counts are a smoke test, several times a warmed server's).
+ * settle: its counts are a smoke test, several times a warmed server's, and of Koa only).
  *
  * Method: per framework, the six servers start together under callgrind with counting off, are
  * warmed, and then counted over the same number of requests at 10 connections, after which each
@@ -233,9 +233,15 @@ function meanOf(counts: readonly CountedVariant[]): CountedVariant {
   }
 }
 
+/**
+ * `--quick` is CI's smoke test of this method, whose counts it does not keep: one framework, Koa's
+ * (the one whose target is still missed), since each starts six servers under callgrind and the
+ * four took six of CI's minutes.
+ */
+const QUICK_FRAMEWORK: Framework = 'koa3'
 const results: InstructionsResult[] = []
 for (const framework of FRAMEWORKS) {
-  if (only && only !== framework) continue
+  if (only ? only !== framework : quick && framework !== QUICK_FRAMEWORK) continue
   results.push(await count(framework))
 }
 console.log(
