@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import { connect } from 'node:net'
 import { sign } from '@hookguard/core'
+import { refusedOrigin } from '@hookguard/testkit/ports'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deliver } from '../../emulator/src/index.ts'
 import { presetsFor } from '../src/actions.ts'
@@ -285,8 +286,7 @@ describe('inspect --forward-to', () => {
   })
 
   it('answers 502 when the app is down, and records it', async () => {
-    // Port 1: a port just closed could be handed to the inspector's own page server, listening next.
-    const url = 'http://127.0.0.1:1'
+    const url = await refusedOrigin()
     const { inspector: running, waitFor } = await inspector({ forwardTo: url })
     const answer = await send(`${running.receiveUrl}/hooks`, { chunks: [BODY] })
     expect(answer.status).toBe(502)
