@@ -252,6 +252,22 @@ async function checkServedApp(tally: Tally, served: string, build: Build): Promi
     )
   }
 
+  // Neither runtime undoes a transfer coding but chunked: Bun refuses one itself, Deno hands on
+  // the coded bytes with the header, which hookguard then refuses rather than judge them as the body.
+  for (const coding of ['gzip, chunked', 'x-pack, chunked']) {
+    await tally.check(
+      name(`never hands a body in 'Transfer-Encoding: ${coding}' to the handler: the runtime's 400 or 415 unsupported_encoding`),
+      () =>
+        withConnection(build, none, async (connection, handled) => {
+          await connection.write(head('POST', '/hooks', [...JSON_TYPE, ['Transfer-Encoding', coding]]), chunked([EVENT]))
+          const reply = await answer(connection)
+          if (reply.status === 400) await refusedByRuntime(connection, reply)
+          else refusal(reply, 415, 'unsupported_encoding')
+          same(handled(), 0, 'times the handler ran')
+        }),
+    )
+  }
+
   await tally.check(name('delivers a body whose Content-Length comes on two identical lines'), () =>
     withConnection(build, none, async (connection, handled) => {
       const length = String(EVENT.length)

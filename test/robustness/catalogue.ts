@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib'
 import { DRAIN_MAX_BYTES, sign, type WebhookAuth, type WebhookErrorCode, type WebhookOptions } from '@hookguard/core'
 import type { Outgoing, Reply } from '@hookguard/testkit/http'
+import { chunked } from '@hookguard/testkit/wire'
 import { expect } from 'vitest'
 import { issueToken, tokenPath } from '../support/tokens.ts'
 import { exchange, head, sendWithLines } from './support/wire.ts'
@@ -740,6 +741,40 @@ const framing: Section = {
           'wait',
         ),
       expect: { status: 400, byNode: true },
+      inProcess: { notApplicable: NO_PARSER },
+    },
+    {
+      name: "answers 415 unsupported_encoding for 'Transfer-Encoding: gzip, chunked', even when the signature is over the compressed bytes",
+      options: () => secretOptions(),
+      send: async (wire) => {
+        const compressed = gzipSync(EVENT)
+        const lines: [string, string][] = [
+          [SIGNATURE, await sign(compressed, SECRET)],
+          ['Transfer-Encoding', 'gzip, chunked'],
+        ]
+        if (wire.port === undefined) return wire.send(post(compressed, Object.fromEntries(lines)))
+        return raw(wire, lines, chunked([compressed]), 'wait')
+      },
+      expect: refused(415, 'unsupported_encoding'),
+    },
+    {
+      name: "answers 415 unsupported_encoding for a transfer coding it does not know ('x-pack, chunked') with the right Basic credentials",
+      options: basicOptions,
+      send: async (wire) => {
+        const lines: [string, string][] = [
+          ['Authorization', rightBasic()],
+          ['Transfer-Encoding', 'x-pack, chunked'],
+        ]
+        if (wire.port === undefined) return wire.send(post(EVENT, Object.fromEntries(lines)))
+        return raw(wire, lines, chunked([EVENT]), 'wait')
+      },
+      expect: refused(415, 'unsupported_encoding'),
+    },
+    {
+      name: "delivers a chunked body declared 'Transfer-Encoding: identity, Chunked' (framing only, whatever the case)",
+      options: () => noneOptions(),
+      send: (wire) => raw(wire, [['Transfer-Encoding', 'identity, Chunked']], chunked([EVENT]), 'wait'),
+      expect: delivered(EVENT),
       inProcess: { notApplicable: NO_PARSER },
     },
     {

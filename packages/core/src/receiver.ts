@@ -325,8 +325,10 @@ class BodyReader {
 function checkedLength(incoming: IncomingRequest, req: WebhookRequest, maxBodySize: number): number | undefined {
   const encoding = req.header('content-encoding')
   // The signature is over the bytes the service sent; inflating would need its own limit
-  // against decompression bombs, and the service never compresses.
-  if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') {
+  // against decompression bombs, and the service never compresses. A transfer coding other than
+  // chunked (`gzip, chunked`) is one too: Node and the frameworks undo the chunks and hand on
+  // the compressed bytes, which would be judged as if they were the body.
+  if ((encoding !== null && !onlyIdentity(encoding)) || !onlyChunked(req.header('transfer-encoding'))) {
     // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
     throw new WebhookError('unsupported_encoding', 'Compressed bodies are not accepted; send the body uncompressed.')
   }
@@ -341,6 +343,16 @@ function checkedLength(incoming: IncomingRequest, req: WebhookRequest, maxBodySi
   // Stryker disable next-line ConditionalExpression: equivalent — undefined > anything is false (→ true survives)
   if (declared !== undefined && declared > maxBodySize + DRAIN_MAX_BYTES) throw payloadTooLarge(maxBodySize)
   return declared
+}
+
+/** `Content-Encoding` that names no coding but `identity`, the body as sent. */
+function onlyIdentity(codings: string): boolean {
+  return codings.split(',').every((coding) => coding.trim().toLowerCase() === 'identity')
+}
+
+/** No `Transfer-Encoding`, or one whose codings are `chunked` and `identity` only: framing, not a transformation of the body. */
+function onlyChunked(codings: string | null): boolean {
+  return codings === null || codings.split(',').every((coding) => /^(?:chunked|identity)$/i.test(coding.trim()))
 }
 
 /** Bytes a parser or cache already held were read without our limit; read to their end, they leave the connection clean. */

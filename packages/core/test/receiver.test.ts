@@ -375,6 +375,22 @@ describe('createReceiver', () => {
     })
   })
 
+  describe('with a Transfer-Encoding', () => {
+    it('accepts chunked and identity, whatever their case and spacing, as framing only', async () => {
+      for (const codings of ['chunked', 'Chunked', 'identity, chunked', ' IDENTITY ,chunked ']) {
+        const headers = { ...(await signed()), 'transfer-encoding': codings }
+        expect((await createReceiver(secretMode).verify(request({ headers }))).ok, codings).toBe(true)
+      }
+    })
+
+    it('answers 415 unsupported_encoding for any other coding, which the server hands on undone', async () => {
+      for (const codings of ['gzip, chunked', 'deflate,chunked', 'x-pack, chunked', 'chunked, gzip', ', chunked']) {
+        const answer = await refusal(secretMode, request({ headers: { ...(await signed()), 'transfer-encoding': codings } }))
+        expect([answer.status, answer.json.error], codings).toEqual([415, 'unsupported_encoding'])
+      }
+    })
+  })
+
   describe('with a Fetch Request', () => {
     it('verifies it as it is, reading its body stream', async () => {
       const req = new Request('https://hooks.example.com/hooks?tenant=acme', { method: 'POST', headers: await signed(), body: BODY })
