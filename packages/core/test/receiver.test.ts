@@ -363,15 +363,17 @@ describe('createReceiver', () => {
 
   describe('with a Content-Encoding', () => {
     it('accepts identity, whatever its case and spacing, as no encoding at all', async () => {
-      for (const encoding of ['identity', 'Identity', ' IDENTITY ']) {
+      for (const encoding of ['identity', 'Identity', ' IDENTITY ', 'identity, identity']) {
         const headers = { ...(await signed()), 'content-encoding': encoding }
         expect((await createReceiver(secretMode).verify(request({ headers }))).ok).toBe(true)
       }
     })
 
     it('answers 415 unsupported_encoding for a compressed body', async () => {
-      const answer = await refusal(secretMode, request({ headers: { ...(await signed()), 'content-encoding': 'gzip' } }))
-      expect([answer.status, answer.json.error]).toEqual([415, 'unsupported_encoding'])
+      for (const encoding of ['gzip', 'identity, gzip', 'br,identity']) {
+        const answer = await refusal(secretMode, request({ headers: { ...(await signed()), 'content-encoding': encoding } }))
+        expect([answer.status, answer.json.error], encoding).toEqual([415, 'unsupported_encoding'])
+      }
     })
   })
 
