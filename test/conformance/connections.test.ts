@@ -1,4 +1,13 @@
-import { DRAIN_IDLE_MS, DRAIN_MAX_BYTES, type HandoffJob, type HandoffQueue, sign, type WebhookOptions } from '@hookguard/core'
+import {
+  BODY_IDLE_MS,
+  BODY_MAX_MS,
+  DRAIN_IDLE_MS,
+  DRAIN_MAX_BYTES,
+  type HandoffJob,
+  type HandoffQueue,
+  sign,
+  type WebhookOptions,
+} from '@hookguard/core'
 import { formatBasicAuthorization } from '@hookguard/core/adapter'
 import type { Reply } from '@hookguard/testkit/http'
 import {
@@ -95,9 +104,9 @@ async function served(onTestFinished: Finally, factory: AppFactory, options: Web
   return app
 }
 
-/** Reads the answer to the first request, failing the test if none arrives in time. */
-async function firstAnswer(connection: Connection): Promise<Reply> {
-  const reply = await connection.reply()
+/** Reads the answer to the first request, failing the test if none arrives in time (`ms`, by default the wire's wait). */
+async function firstAnswer(connection: Connection, ms?: number): Promise<Reply> {
+  const reply = await connection.reply(ms)
   if (reply === undefined) {
     const closed = await connection.closed(0)
     throw new Error(closed ? 'the server closed the connection without answering' : 'no answer arrived (a stall)')
@@ -494,6 +503,42 @@ describe.concurrent.each(serverFactories)('$name', (factory) => {
       expect(held.calls()).toBe(2 * ROUNDS)
       expect(app.handled()).toBe(0)
     })
+  })
+
+  describe('for a sender that stops sending a body within the limit, before it can be judged', () => {
+    it.for([
+      { mode: 'secret', options: secret, framing: 'Content-Length', lines: [['Content-Length', '1000']] as Lines, body: bodyStart(400) },
+      {
+        mode: 'secret',
+        options: secret,
+        framing: 'chunked',
+        lines: [['Transfer-Encoding', 'chunked']] as Lines,
+        body: chunked([bodyStart(400)], false),
+      },
+      { mode: 'none', options: none, framing: 'Content-Length', lines: [['Content-Length', '1000']] as Lines, body: bodyStart(400) },
+    ])(
+      `answers 400 invalid_body with Connection: close once no byte came for ${BODY_IDLE_MS} ms (${BODY_MAX_MS} ms for a body read whole), and closes (mode '$mode', $framing)`,
+      { timeout: BODY_MAX_MS + TEST_TIMEOUT },
+      async ({ options, framing, lines, body }, { onTestFinished }) => {
+        // The Fetch handler reads a declared body whole (\`arrayBuffer()\`), which shows no byte before
+        // the last: only the total bound can apply there.
+        const bound = factory.name.startsWith('Fetch handler') && framing === 'Content-Length' ? BODY_MAX_MS : BODY_IDLE_MS
+        const { app, connection } = await connected(onTestFinished, factory, options())
+        // Any signature: the receiver cannot tell it from a genuine one before the last byte.
+        const signature: Lines = options().auth.mode === 'secret' ? [[SIGNATURE, 'ab'.repeat(32)]] : []
+        const started = Date.now()
+        await connection.write(head('POST', '/hooks', [...JSON_TYPE, ...signature, ...lines]), body)
+        const reply = await firstAnswer(connection, bound + 3000)
+        expectRefusal(reply, 400, 'invalid_body')
+        const waited = Date.now() - started
+        expect(waited, 'answered at the bound, not at a framework timeout').toBeGreaterThanOrEqual(bound - 100)
+        expect(waited, 'answered at the bound, not at a framework timeout').toBeLessThan(bound + 3000)
+        expect(await aftermath(connection, reply, [await delivery(options())]), 'what became of the connection').toEqual({
+          outcome: 'closed',
+        })
+        expect(app.handled()).toBe(0)
+      },
+    )
   })
 
   describe('after an early 401, for a sender that stops sending its body', () => {

@@ -1,5 +1,5 @@
-import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, drainWatch } from './drain.ts'
-import { payloadTooLarge } from './errors.ts'
+import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, drainWatch, RECEIPT_BOUNDS, type TimeBounds } from './drain.ts'
+import { bodyTooSlow, payloadTooLarge } from './errors.ts'
 import { type HeaderSource, readHeader } from './request.ts'
 
 /** One decimal length, as RFC 9110 §8.6 writes it: digits only, no sign, no exponent, no spaces inside. */
@@ -39,15 +39,18 @@ export function declaredBodyLength(headers: HeaderSource): number | undefined | 
  * whole body before reading gets the answer, on a connection that stays usable. A body that ends
  * within them is refused as drained; past a bound, or when the stream fails, the reader is
  * cancelled and the refusal is not drained (the core's answer then says `Connection: close`). For
- * runtimes whose request body is a `ReadableStream` (Hono, Bun, Deno, Workers).
+ * runtimes whose request body is a `ReadableStream` (Hono, Bun, Deno, Workers). Before that,
+ * within the limit, a body that goes `BODY_IDLE_MS` without a byte, or has not ended `BODY_MAX_MS`
+ * after reading began, is cancelled and refused as `invalid_body`.
  *
- * `bounds` is for the library's own tests.
+ * `bounds` and `receipt` are for the library's own tests.
  */
 export async function readLimited(
   stream: ReadableStream<Uint8Array> | null,
   limit: number,
   declared?: number,
   bounds: DrainBounds = DRAIN_BOUNDS,
+  receipt: TimeBounds = RECEIPT_BOUNDS,
 ): Promise<Uint8Array> {
   if (stream === null) return new Uint8Array(0)
   // Declared over the limit: nothing of it is kept, so it is read into one reused buffer where it can be.
@@ -57,12 +60,26 @@ export async function readLimited(
   const reader = stream.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) break
-    chunks.push(value)
+  // A bound cancels the reader, which ends a read still waiting for a byte.
+  let late = false
+  const watch = drainWatch(receipt, () => {
+    late = true
+    reader.cancel().catch(() => {})
+  })
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (late) throw bodyTooSlow()
+      if (done) break
+      size += value.byteLength
+      if (size > limit) break
+      chunks.push(value)
+      watch.arrived()
+    }
+  } catch (error) {
+    throw late ? bodyTooSlow() : error
+  } finally {
+    watch.cancel()
   }
   if (size <= limit) return joined(chunks, size)
   // Refused: from here on, bytes are counted and let go, through the reader that read them.

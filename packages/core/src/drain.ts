@@ -20,17 +20,38 @@ export const DRAIN_MAX_MS = 10_000
  */
 export const DRAIN_IDLE_MS = 1_000
 
-/** The bounds a reader drains within. Only the library's own tests pass others. */
-export interface DrainBounds {
-  /** Bytes discarded after the point of refusal. */
-  bytes: number
-  /** Milliseconds from the point of refusal. */
+/** Bounds in time on reading a body: from the start, and between two bytes. */
+export interface TimeBounds {
+  /** Milliseconds from the start. */
   ms: number
   /** Milliseconds without a byte. */
   idleMs: number
 }
 
+/** The bounds a reader drains within. Only the library's own tests pass others. */
+export interface DrainBounds extends TimeBounds {
+  /** Bytes discarded after the point of refusal. */
+  bytes: number
+}
+
 export const DRAIN_BOUNDS: DrainBounds = Object.freeze({ bytes: DRAIN_MAX_BYTES, ms: DRAIN_MAX_MS, idleMs: DRAIN_IDLE_MS })
+
+// Before any refusal, a body within the limit is read to be judged: mode `secret` must have all of
+// it before it can tell a forgery, so every sender is a stranger until its last byte. A sender that
+// stops, or trickles, would otherwise hold the connection and what it sent until the server's own
+// timeout (Node's `requestTimeout`, 300 s), however many such senders there are. The service writes
+// a whole request at once, so these are far above what a delivery needs.
+
+/** A body read to be judged may go this long without a byte, in milliseconds: 10 s. */
+export const BODY_IDLE_MS = 10_000
+/**
+ * And must have arrived in full this long after reading began, in milliseconds: 30 s, as in
+ * `hookguard inspect` and `listen`. The only bound where a runtime hands over a declared body
+ * whole, with no byte seen before the last (the Fetch handler's fast path).
+ */
+export const BODY_MAX_MS = 30_000
+
+export const RECEIPT_BOUNDS: TimeBounds = Object.freeze({ ms: BODY_MAX_MS, idleMs: BODY_IDLE_MS })
 
 // Refusals whose body was read to its end: the connection is clean and stays usable. A set rather
 // than a field, so that `WebhookError` keeps its public shape; the core's builds are split, so
@@ -51,11 +72,11 @@ export function wasDrained(error: unknown): boolean {
 }
 
 /**
- * A watchdog over a drain: calls `stop` once `bounds.ms` have passed since it started, or
- * `bounds.idleMs` since the last `arrived()`. One timer, re-armed only when it fires, so that a
- * chunk costs a clock read, not a timer.
+ * A watchdog over a body being read or drained: calls `stop` once `bounds.ms` have passed since it
+ * started, or `bounds.idleMs` since the last `arrived()`. One timer, re-armed only when it fires,
+ * so that a chunk costs a clock read, not a timer.
  */
-export function drainWatch(bounds: DrainBounds, stop: () => void): { arrived(): void; cancel(): void } {
+export function drainWatch(bounds: TimeBounds, stop: () => void): { arrived(): void; cancel(): void } {
   const deadline = Date.now() + bounds.ms
   let last = Date.now()
   let timer: ReturnType<typeof setTimeout> | undefined

@@ -106,3 +106,8 @@ export function rawBodyUnavailable(howToMount: string): WebhookError {
 export function payloadTooLarge(limit: number): WebhookError {
   return new WebhookError('payload_too_large', `The request body is larger than the limit of ${limit} bytes.`)
 }
+
+/** A body that stopped arriving, or took too long, while it was read to be judged (see `BODY_IDLE_MS`). */
+export function bodyTooSlow(): WebhookError {
+  return new WebhookError('invalid_body', 'The request body did not arrive in time: it stopped, or came too slowly.')
+}

@@ -1,5 +1,6 @@
 import { readLimited } from './body.ts'
-import { rawBodyUnavailable } from './errors.ts'
+import { DRAIN_BOUNDS, RECEIPT_BOUNDS, type TimeBounds } from './drain.ts'
+import { bodyTooSlow, rawBodyUnavailable } from './errors.ts'
 import type { HeaderSource, IncomingRequest } from './request.ts'
 import type { WebhookResponse } from './response.ts'
 
@@ -11,6 +12,8 @@ export interface FetchRequestReading {
   headers?: HeaderSource
   /** Reads the whole body, for a length the headers declare within the limit; default `request.arrayBuffer()`. */
   readAll?: () => Promise<ArrayBuffer>
+  /** The bounds in time on reading the body; only the library's own tests pass others. */
+  receipt?: TimeBounds
 }
 
 /** A Fetch request as the core reads it: the body is always a reader with a limit. */
@@ -26,7 +29,7 @@ export interface FetchIncomingRequest extends IncomingRequest {
  */
 export function fromFetchRequest(
   request: Request,
-  { howToMount, headers = request.headers, readAll }: FetchRequestReading,
+  { howToMount, headers = request.headers, readAll, receipt = RECEIPT_BOUNDS }: FetchRequestReading,
 ): FetchIncomingRequest {
   return {
     method: request.method,
@@ -41,15 +44,29 @@ export function fromFetchRequest(
       // from Node's stream, where touching `request.body` first builds a Web stream (four times the
       // CPU per delivery). Bytes beyond the limit, in process, are refused by the core after the read.
       if (typeof declared === 'number' && declared <= limit) {
-        return new Uint8Array(await (readAll === undefined ? request.arrayBuffer() : readAll()))
+        return new Uint8Array(await inTime(readAll === undefined ? request.arrayBuffer() : readAll(), receipt.ms))
       }
       // Asked only here: on @hono/node-server, `request.body` is what builds the Web stream.
       const stream = request.body
       if (stream?.locked === true) throw rawBodyUnavailable(howToMount)
       // Over the limit, declared or as it arrives: refused, once the rest is drained within its bounds.
-      return readLimited(stream, limit, declared)
+      return readLimited(stream, limit, declared, DRAIN_BOUNDS, receipt)
     },
   }
+}
+
+/**
+ * `read`, or `invalid_body` once `ms` have passed: a whole-body read shows no byte before the last,
+ * so only the total bound applies. A read given up on is left to end with its connection, which
+ * the refusal's `Connection: close` closes.
+ */
+function inTime<T>(read: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(bodyTooSlow()), ms)
+  })
+  read.catch(() => {})
+  return Promise.race([read, late]).finally(() => clearTimeout(timer))
 }
 
 /** The core's answer as a Fetch `Response`: status, headers (`WWW-Authenticate`, `Connection: close`…) and JSON body. */

@@ -9,7 +9,7 @@ export { DEFAULT_DEDUPE_TTL, DEFAULT_PROCESSING_TTL, MAX_STORED_KEY_LENGTH } fro
 export type { Claim, ClaimResult, DedupeStore, MemoryDedupeStoreOptions } from './dedupe-store.ts'
 export { DEFAULT_DEDUPE_MAX_ENTRIES, memoryDedupeStore } from './dedupe-store.ts'
 export type { WebhookDelivery } from './delivery.ts'
-export { DRAIN_IDLE_MS, DRAIN_MAX_BYTES, DRAIN_MAX_MS } from './drain.ts'
+export { BODY_IDLE_MS, BODY_MAX_MS, DRAIN_IDLE_MS, DRAIN_MAX_BYTES, DRAIN_MAX_MS } from './drain.ts'
 export type { WebhookErrorCode, WebhookErrorInit } from './errors.ts'
 export { ERROR_STATUS, WebhookError } from './errors.ts'
 export type {

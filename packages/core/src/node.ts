@@ -9,8 +9,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { declaredBodyLength } from './body.ts'
-import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, drainWatch, wasDrained } from './drain.ts'
-import { payloadTooLarge, rawBodyUnavailable, WebhookError } from './errors.ts'
+import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, drainWatch, RECEIPT_BOUNDS, type TimeBounds, wasDrained } from './drain.ts'
+import { bodyTooSlow, payloadTooLarge, rawBodyUnavailable, WebhookError } from './errors.ts'
 import type { HeaderSource } from './request.ts'
 
 /**
@@ -50,7 +50,9 @@ export function nodeBodyConsumed(req: IncomingMessage): boolean {
  * whole body before reading the answer gets it (a server that closes with the sender's bytes
  * unread resets the connection, and the reset erases the answer), and the connection stays usable.
  * Past a bound, or when the client goes away, the request is paused, the sender is cut off, and
- * the core's answer says `Connection: close`. `bounds` is for the library's own tests.
+ * the core's answer says `Connection: close`. Before that, within the limit, a body that goes
+ * `BODY_IDLE_MS` without a byte, or has not ended `BODY_MAX_MS` after reading began, is refused
+ * as `invalid_body` in the same way. `bounds` and `receipt` are for the library's own tests.
  */
 export function readNodeBody(
   req: IncomingMessage,
@@ -58,16 +60,17 @@ export function readNodeBody(
   howToMount: string,
   declared: number | undefined | 'invalid' = declaredBodyLength(nodeRequestHeaders(req)),
   bounds: DrainBounds = DRAIN_BOUNDS,
+  receipt: TimeBounds = RECEIPT_BOUNDS,
 ): Promise<Buffer> {
   if (nodeBodyConsumed(req)) return Promise.reject(rawBodyUnavailable(howToMount))
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = []
     let size = 0
-    // Once refused: what has been discarded, and the watch over the drain's bounds.
+    // Once refused: what has been discarded; the watch is over the receipt's bounds until then, the drain's after.
+    let refused = false
     let discarded = 0
-    let watch: ReturnType<typeof drainWatch> | undefined
     const finish = (error: WebhookError | undefined) => {
-      watch?.cancel()
+      watch.cancel()
       req.off('data', onData)
       req.off('end', onEnd)
       req.off('error', onGone)
@@ -79,27 +82,33 @@ export function readNodeBody(
         reject(error)
       }
     }
+    let watch = drainWatch(receipt, () => finish(bodyTooSlow()))
     const refuse = () => {
       chunks = []
+      refused = true
+      watch.cancel()
       watch = drainWatch(bounds, () => finish(payloadTooLarge(limit)))
     }
     const onData = (chunk: Buffer) => {
       size += chunk.length
-      if (watch !== undefined) {
+      if (refused) {
         discarded += chunk.length
         if (discarded > bounds.bytes) finish(payloadTooLarge(limit))
         else watch.arrived()
       } else if (size > limit) refuse()
-      else chunks.push(chunk)
+      else {
+        chunks.push(chunk)
+        watch.arrived()
+      }
     }
     const onEnd = () => {
-      if (watch !== undefined) finish(drainedRefusal(limit))
+      if (refused) finish(drainedRefusal(limit))
       // Node frames by Content-Length, so a mismatch means a client that lies; say so.
       else if (typeof declared === 'number' && declared !== size) finish(incomplete())
       else finish(undefined)
     }
     // A client that goes away mid-drain takes the answer with it; its refusal stays a 413.
-    const onGone = () => finish(watch === undefined ? incomplete() : payloadTooLarge(limit))
+    const onGone = () => finish(refused ? payloadTooLarge(limit) : incomplete())
     req.on('data', onData)
     req.on('end', onEnd)
     req.on('error', onGone)

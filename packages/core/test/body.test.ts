@@ -178,6 +178,47 @@ describe('readLimited', () => {
     expect(performance.now() - started).toBeLessThan(1000)
   })
 
+  describe('a body within the limit that stops arriving, or comes too slowly, before it can be judged', () => {
+    it('cancels it and refuses it as invalid_body once no byte has come for the idle bound', async () => {
+      const { stream, seen } = stalling([bytes(0x7b)])
+      const started = performance.now()
+      const error = await refusal(readLimited(stream, MIB, undefined, undefined, { ms: 5_000, idleMs: 100 }))
+      expect([error.code, wasDrained(error), seen.cancelled]).toEqual(['invalid_body', false, true])
+      expect(performance.now() - started).toBeGreaterThanOrEqual(90)
+      expect(performance.now() - started).toBeLessThan(1000)
+    })
+
+    it('cancels it at the total bound when it keeps trickling in, each byte within the idle bound', async () => {
+      let cancelled = false
+      const stream = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          await new Promise((resolve) => setTimeout(resolve, 10))
+          controller.enqueue(bytes(0x20))
+        },
+        cancel: () => {
+          cancelled = true
+        },
+      })
+      const started = performance.now()
+      const error = await refusal(readLimited(stream, MIB, undefined, undefined, { ms: 200, idleMs: 100 }))
+      expect([error.code, cancelled]).toEqual(['invalid_body', true])
+      expect(performance.now() - started).toBeLessThan(1000)
+    })
+
+    it('reads a body whose pieces each come within the idle bound', async () => {
+      const pieces = [bytes(0x7b), bytes(0x7d)]
+      const stream = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          await new Promise((resolve) => setTimeout(resolve, 60))
+          const next = pieces.shift()
+          if (next === undefined) controller.close()
+          else controller.enqueue(next)
+        },
+      })
+      expect(await readLimited(stream, MIB, undefined, undefined, { ms: 1_000, idleMs: 100 })).toEqual(bytes(0x7b, 0x7d))
+    })
+  })
+
   it('refuses undrained a body whose stream fails while it drains (the client went away)', async () => {
     let pulled = 0
     const stream = new ReadableStream<Uint8Array>({

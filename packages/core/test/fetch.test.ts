@@ -64,6 +64,23 @@ describe('fromFetchRequest', () => {
       expect(wholeReads).toBe(1)
     })
 
+    it('refuses as invalid_body a declared body read whole that has not come in full by the total bound', async () => {
+      const request = new Request('https://hooks.example/hooks', { method: 'POST', headers: { 'content-length': '7' }, body: '{"a":1}' })
+      const incoming = fromFetchRequest(request, {
+        howToMount: HOW,
+        readAll: () => new Promise<ArrayBuffer>(() => {}),
+        receipt: { ms: 100, idleMs: 50 },
+      })
+      const started = performance.now()
+      const error = await incoming.body(7, 7).then(
+        () => undefined,
+        (reason: unknown) => reason as { code?: string },
+      )
+      expect(error?.code).toBe('invalid_body')
+      expect(performance.now() - started).toBeGreaterThanOrEqual(90)
+      expect(performance.now() - started).toBeLessThan(1000)
+    })
+
     it('streams it when no length is declared, and joins the chunks', async () => {
       const { request } = streamed(['{"a":', '1}'])
       const incoming = fromFetchRequest(request, { howToMount: HOW, readAll: () => Promise.reject(new Error('read whole')) })

@@ -174,6 +174,46 @@ describe('readNodeBody', () => {
     }
   })
 
+  describe('a body within the limit that stops arriving, or comes too slowly, before it can be judged', () => {
+    it('refuses it as invalid_body once no byte has come for the idle bound, and pauses the request', async () => {
+      const { req, stream } = nodeRequest({ chunks: ['{"a":'], end: false })
+      const started = performance.now()
+      const error = await refusal(readNodeBody(req, MIB, HOW_TO_MOUNT, undefined, undefined, { ms: 5_000, idleMs: 100 }))
+      expect([error.code, wasDrained(error), stream.isPaused()]).toEqual(['invalid_body', false, true])
+      expect(performance.now() - started).toBeGreaterThanOrEqual(90)
+      expect(performance.now() - started).toBeLessThan(1000)
+    })
+
+    it('refuses at the total bound a body that keeps trickling in, each byte within the idle bound', async () => {
+      const { req, stream } = nodeRequest({ chunks: ['{"a":'], end: false })
+      const trickle = setInterval(() => stream.write(' '), 10)
+      try {
+        const started = performance.now()
+        const error = await refusal(readNodeBody(req, MIB, HOW_TO_MOUNT, undefined, undefined, { ms: 200, idleMs: 100 }))
+        expect([error.code, stream.isPaused()]).toEqual(['invalid_body', true])
+        expect(performance.now() - started).toBeLessThan(1000)
+      } finally {
+        clearInterval(trickle)
+      }
+    })
+
+    it('reads a body whose pieces each come within the idle bound', async () => {
+      const { req, stream } = nodeRequest({ chunks: ['{"a":'], end: false })
+      setTimeout(() => stream.write('1'), 60)
+      setTimeout(() => stream.end('}'), 120)
+      const body = await readNodeBody(req, MIB, HOW_TO_MOUNT, undefined, undefined, { ms: 1_000, idleMs: 100 })
+      expect(body.toString()).toBe('{"a":1}')
+    })
+
+    it('hands over to the drain bounds once the body passes the limit', async () => {
+      const { req, stream } = nodeRequest({ chunks: ['123456789'], end: false })
+      // The receipt's bounds would cut it at once; the drain's give it time to end, and it is drained.
+      setTimeout(() => stream.end('0'), 100)
+      const error = await refusal(readNodeBody(req, 8, HOW_TO_MOUNT, undefined, undefined, { ms: 1, idleMs: 1 }))
+      expect([error.code, wasDrained(error)]).toEqual(['payload_too_large', true])
+    })
+  })
+
   it('refuses undrained a body whose client goes away while it drains', async () => {
     const { req, stream } = nodeRequest({ chunks: ['123456789'], end: false })
     const reading = refusal(readNodeBody(req, 8, HOW_TO_MOUNT))
