@@ -1,5 +1,4 @@
-import { DEFAULT_HANDOFF_TIMEOUT, type DedupeStore, type HandoffJob, type HandoffOptions } from '@hookguard/core'
-import { payloadTooLarge } from '@hookguard/core/adapter'
+import { DEFAULT_HANDOFF_TIMEOUT, type DedupeStore, type HandoffJob, type HandoffOptions, WebhookError } from '@hookguard/core'
 
 /**
  * Seconds a queued marker is kept by default: Cloudflare Queues' default message retention (four
@@ -90,7 +89,8 @@ export function queueHandoff(binding: QueueProducer, options: QueueHandoffOption
       maxBodySize: MAX_QUEUED_BODY,
       async enqueue(job) {
         // Refused 413, never sent: the queue would refuse it on every retry of the service.
-        if (new TextEncoder().encode(JSON.stringify(job)).byteLength > MAX_MESSAGE_BYTES) throw payloadTooLarge(MAX_QUEUED_BODY)
+        const size = new TextEncoder().encode(JSON.stringify(job)).byteLength
+        if (size > MAX_MESSAGE_BYTES) throw tooLargeForMessage(size)
         if (store === undefined) {
           await send(job)
           return { jobId: job.id, duplicate: false }
@@ -122,4 +122,16 @@ export function queueHandoff(binding: QueueProducer, options: QueueHandoffOption
     ...(status === undefined ? {} : { status }),
     ...(options.timeout === undefined ? {} : { timeout }),
   }
+}
+
+/**
+ * 413 for a delivery within `maxBodySize` whose job still outgrows a message: its payload, parsed
+ * and written again, is larger than the bytes sent. Said as it is, so that nobody raises a limit
+ * the body was never over; sizes only, nothing of the body.
+ */
+function tooLargeForMessage(size: number): WebhookError {
+  return new WebhookError(
+    'payload_too_large',
+    `The delivery is within ${MAX_QUEUED_BODY} bytes, but its queue message would be ${size} bytes, over the ${MAX_MESSAGE_BYTES} a Cloudflare Queues message holds: its payload grows when parsed and written again (numbers such as 1e20).`,
+  )
 }

@@ -42,7 +42,13 @@ describe('queueHandoff', () => {
     // Within the body limit, but numbers that grow when parsed and written again: `1e20` is 21 digits.
     const growing = `{"event":"x","n":[${Array.from({ length: 9000 }, () => '1e20').join(',')}]}`
     expect(growing.length).toBeLessThan(MAX_QUEUED_BODY)
-    expect(await receive(growing)).toMatchObject({ status: 413, body: { error: 'payload_too_large' } })
+    const refused = await receive(growing)
+    expect(refused).toMatchObject({ status: 413, body: { error: 'payload_too_large' } })
+    // Not "larger than the limit": the body was within it, and the answer says what outgrew a message.
+    expect(refused.body.message).toMatch(
+      new RegExp(`within ${MAX_QUEUED_BODY} bytes, but its queue message would be \\d+ bytes, over the 128000`),
+    )
+    expect(refused.body.message).not.toMatch(/larger than the limit/)
     expect(queue.messages).toHaveLength(1)
     expect(() => createReceiver({ auth: { mode: 'secret', secret: SECRET }, handoff, maxBodySize: MAX_QUEUED_BODY + 1 })).toThrow(
       /maxBodySize/,
