@@ -239,10 +239,13 @@ describe.each(serverFactories)('$name', (factory) => {
     // The service's Java sender writes the whole body, then reads. A server that answers early and
     // closes with its bytes unread resets the connection, and the reset erases the answer: the
     // sender sees a broken pipe instead of a 413. Twenty deliveries each, on a connection of their
-    // own, against a limit of 1 MiB; the early 401s are mode 'basic' without credentials.
+    // own, against a limit of 1 MiB; the early 401s are mode 'basic' without credentials. A body
+    // refused for its encoding is drained like any other (its bytes are discarded, never inflated).
     const ROUNDS = 20
     const big = bodyStart(2 * MIB)
     const small = bodyStart(64 * KIB)
+    // Bytes a sender calls compressed; their content is never read.
+    const compressed = bodyStart(4 * MIB)
     const cases = [
       {
         what: '413, Content-Length 2 MiB',
@@ -270,6 +273,36 @@ describe.each(serverFactories)('$name', (factory) => {
         request: (): (string | Buffer)[] => [
           head('POST', '/hooks', [...JSON_TYPE, ['Content-Length', String(big.length)]]),
           Buffer.from(big),
+        ],
+        status: 401,
+        error: 'missing_credentials',
+      },
+      {
+        what: '415, Content-Encoding: gzip, 4 MiB',
+        options: (): WebhookOptions => ({ auth: { mode: 'none' }, maxBodySize: MIB }),
+        request: (): (string | Buffer)[] => [
+          head('POST', '/hooks', [...JSON_TYPE, ['Content-Encoding', 'gzip'], ['Content-Length', String(compressed.length)]]),
+          Buffer.from(compressed),
+        ],
+        status: 415,
+        error: 'unsupported_encoding',
+      },
+      {
+        what: "415, Transfer-Encoding: 'gzip, chunked', 4 MiB",
+        options: (): WebhookOptions => ({ auth: { mode: 'none' }, maxBodySize: MIB }),
+        request: (): (string | Buffer)[] => [
+          head('POST', '/hooks', [...JSON_TYPE, ['Transfer-Encoding', 'gzip, chunked']]),
+          chunked(Array(64).fill(bodyStart(64 * KIB))),
+        ],
+        status: 415,
+        error: 'unsupported_encoding',
+      },
+      {
+        what: '401 early, Content-Encoding: gzip, 4 MiB',
+        options: (): WebhookOptions => ({ auth: { mode: 'basic', ...BASIC }, maxBodySize: MIB }),
+        request: (): (string | Buffer)[] => [
+          head('POST', '/hooks', [...JSON_TYPE, ['Content-Encoding', 'gzip'], ['Content-Length', String(compressed.length)]]),
+          Buffer.from(compressed),
         ],
         status: 401,
         error: 'missing_credentials',

@@ -292,9 +292,17 @@ class BodyReader {
     this.#maxBodySize = maxBodySize
   }
 
-  /** The body within the limit, for the authenticator, which calls it on its own. */
+  /**
+   * The body within the limit, for the authenticator, which calls it on its own. A compressed body
+   * is refused before a byte is read, and left for `discard()`, which drains it like any other: a
+   * sender that writes its whole body first then reads the 415, where a close with its bytes
+   * unread would reset the connection and take the answer with it.
+   */
   readonly read: ReadBody = () => {
-    this.#body ??= this.#readWithin(this.#maxBodySize)
+    if (this.#body === undefined) {
+      if (!asSent(this.#req)) return Promise.reject(unsupportedEncoding())
+      this.#body = this.#readWithin(this.#maxBodySize)
+    }
     return this.#body
   }
 
@@ -306,7 +314,7 @@ class BodyReader {
   #readWithin(limit: number): Promise<Uint8Array> {
     try {
       const incoming = this.#incoming
-      const source = readSource(incoming.body, limit, checkedLength(incoming, this.#req, limit))
+      const source = readSource(incoming.body, limit, checkedLength(incoming, limit))
       if (source instanceof Uint8Array) return Promise.resolve(withinLimit(source, limit))
       return source.then(
         (bytes) => withinLimit(bytes, limit),
@@ -322,16 +330,7 @@ class BodyReader {
  * The `Content-Length` to read by, once the headers pass: one valid length (over the limit only by
  * what the body reader may drain), or `undefined` for none.
  */
-function checkedLength(incoming: IncomingRequest, req: WebhookRequest, maxBodySize: number): number | undefined {
-  const encoding = req.header('content-encoding')
-  // The signature is over the bytes the service sent; inflating would need its own limit
-  // against decompression bombs, and the service never compresses. A transfer coding other than
-  // chunked (`gzip, chunked`) is one too: Node and the frameworks undo the chunks and hand on
-  // the compressed bytes, which would be judged as if they were the body.
-  if ((encoding !== null && !onlyIdentity(encoding)) || !onlyChunked(req.header('transfer-encoding'))) {
-    // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
-    throw new WebhookError('unsupported_encoding', 'Compressed bodies are not accepted; send the body uncompressed.')
-  }
+function checkedLength(incoming: IncomingRequest, maxBodySize: number): number | undefined {
   const declared = declaredBodyLength(incoming.headers)
   if (declared === 'invalid') {
     // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
@@ -343,6 +342,22 @@ function checkedLength(incoming: IncomingRequest, req: WebhookRequest, maxBodySi
   // Stryker disable next-line ConditionalExpression: equivalent — undefined > anything is false (→ true survives)
   if (declared !== undefined && declared > maxBodySize + DRAIN_MAX_BYTES) throw payloadTooLarge(maxBodySize)
   return declared
+}
+
+/**
+ * Whether the body arrives as the service sent it. The signature is over those bytes; inflating
+ * would need its own limit against decompression bombs, and the service never compresses. A
+ * transfer coding other than chunked (`gzip, chunked`) is a compression too: Node and the
+ * frameworks undo the chunks and hand on the compressed bytes, which would be judged as the body.
+ */
+function asSent(req: WebhookRequest): boolean {
+  const encoding = req.header('content-encoding')
+  return (encoding === null || onlyIdentity(encoding)) && onlyChunked(req.header('transfer-encoding'))
+}
+
+function unsupportedEncoding(): WebhookError {
+  // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
+  return new WebhookError('unsupported_encoding', 'Compressed bodies are not accepted; send the body uncompressed.')
 }
 
 /** `Content-Encoding` that names no coding but `identity`, the body as sent. */
@@ -367,7 +382,7 @@ function withinLimit(bytes: Uint8Array, maxBodySize: number): Uint8Array {
  * Koa leave the stream paused, so the next delivery stalls). So a body not yet read is read now:
  * within the limit it is kept (its size goes in the event); past it the body reader discards the
  * rest within the drain bounds (see drain.ts), and a body drained to its end leaves the connection
- * as clean as one read. Where that cannot be done (a bound hit, compressed, cut short, a length
+ * as clean as one read. Where that cannot be done (a bound hit, cut short, a length
  * that cannot be trusted) the answer says `Connection: close`, which Node and the adapters'
  * servers honour by closing once it is sent.
  */
