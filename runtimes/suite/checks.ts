@@ -64,6 +64,64 @@ export async function checkCore(tally: Tally): Promise<void> {
       same(protocol.parseBasicAuthorization(header), { username, password }, 'parsed')
     })
   }
+  await checkReceiptBounds(tally)
+}
+
+/**
+ * A body read to be judged must keep arriving: each runtime watches it with the timers it has (one
+ * shared by every body where a timer is the process's, one per body where it is the request's), so
+ * each runtime shows it. The bounds are the tests' own, short; the stream is the runtime's own.
+ */
+async function checkReceiptBounds(tally: Tally): Promise<void> {
+  const receipt = { ms: 600, idleMs: 150 }
+  const bodies: [string, (controller: ReadableStreamDefaultController<Uint8Array>) => () => void, number][] = [
+    [
+      'stops sending',
+      (controller) => {
+        controller.enqueue(new Uint8Array(16))
+        return () => {}
+      },
+      receipt.idleMs,
+    ],
+    [
+      'keeps sending a byte at a time',
+      (controller) => {
+        const every = setInterval(() => controller.enqueue(new Uint8Array(1)), 40)
+        return () => clearInterval(every)
+      },
+      receipt.ms,
+    ],
+  ]
+  for (const [what, start, bound] of bodies) {
+    await tally.check(`core: readLimited refuses a body that ${what} within the limit as invalid_body, at ${bound} ms`, async () => {
+      let stop = () => {}
+      const stream = new ReadableStream<Uint8Array>({
+        start: (controller) => {
+          stop = start(controller)
+        },
+        cancel: () => stop(),
+      })
+      const started = Date.now()
+      // The check's own limit, which also holds the process open: where the watch's timer may not
+      // (Node's is unref'd, for a server's socket to hold), a stream of nothing but a promise would not.
+      let limit: ReturnType<typeof setTimeout> | undefined
+      const outcome = await Promise.race([
+        protocol.readLimited(stream, 1024, undefined, undefined, receipt).then(
+          () => 'read in full',
+          (error: unknown) => (error instanceof core.WebhookError ? error.code : String(error)),
+        ),
+        new Promise<string>((resolve) => {
+          limit = setTimeout(() => resolve('still reading'), bound + 1_500)
+        }),
+      ])
+      const elapsed = Date.now() - started
+      clearTimeout(limit)
+      stop()
+      same(outcome, 'invalid_body', 'refusal')
+      // Late on a loaded machine, never early.
+      assert(elapsed >= bound - 5, `refused after ${elapsed} ms`)
+    })
+  }
 }
 
 /**

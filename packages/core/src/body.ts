@@ -1,4 +1,5 @@
-import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, drainWatch, RECEIPT_BOUNDS, type TimeBounds } from './drain.ts'
+import { watchBody } from './body-watch.ts'
+import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, RECEIPT_BOUNDS, type TimeBounds } from './drain.ts'
 import { bodyTooSlow, payloadTooLarge } from './errors.ts'
 import { type HeaderSource, readHeader } from './request.ts'
 
@@ -62,7 +63,7 @@ export async function readLimited(
   let size = 0
   // A bound cancels the reader, which ends a read still waiting for a byte.
   let late = false
-  const watch = drainWatch(receipt, () => {
+  const watch = watchBody(receipt, () => {
     late = true
     reader.cancel().catch(() => {})
   })
@@ -130,7 +131,7 @@ function chunksOf(reader: ReadableStreamDefaultReader<Uint8Array>): Discarding {
 async function discardRest(body: Discarding, bounds: DrainBounds): Promise<boolean> {
   let cut = false
   // A bound cancels the reader, which ends a read still waiting for a byte.
-  const watch = drainWatch(bounds, () => {
+  const watch = watchBody(bounds, () => {
     cut = true
     body.cancel().catch(() => {})
   })

@@ -70,34 +70,3 @@ export function wasDrained(error: unknown): boolean {
   // A WeakSet answers false for a value that is not an object, rather than throwing.
   return drained.has(error as WebhookError)
 }
-
-/**
- * A watchdog over a body being read or drained: calls `stop` once `bounds.ms` have passed since it
- * started, or `bounds.idleMs` since the last `arrived()`. One timer, re-armed only when it fires,
- * so that a chunk costs a clock read, not a timer.
- */
-export function drainWatch(bounds: TimeBounds, stop: () => void): { arrived(): void; cancel(): void } {
-  const deadline = Date.now() + bounds.ms
-  let last = Date.now()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const arm = (ms: number) => {
-    timer = setTimeout(check, Math.max(0, ms))
-  }
-  const check = () => {
-    const now = Date.now()
-    if (now >= deadline || now - last >= bounds.idleMs) {
-      timer = undefined
-      stop()
-    } else arm(Math.min(deadline, last + bounds.idleMs) - now)
-  }
-  arm(Math.min(bounds.ms, bounds.idleMs))
-  return {
-    arrived() {
-      last = Date.now()
-    },
-    cancel() {
-      clearTimeout(timer)
-      timer = undefined
-    },
-  }
-}

@@ -9,7 +9,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { declaredBodyLength } from './body.ts'
-import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, drainWatch, RECEIPT_BOUNDS, type TimeBounds, wasDrained } from './drain.ts'
+import { watchBody } from './body-watch.ts'
+import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, RECEIPT_BOUNDS, type TimeBounds, wasDrained } from './drain.ts'
 import { bodyTooSlow, payloadTooLarge, rawBodyUnavailable, WebhookError } from './errors.ts'
 import type { HeaderSource } from './request.ts'
 
@@ -82,12 +83,12 @@ export function readNodeBody(
         reject(error)
       }
     }
-    let watch = drainWatch(receipt, () => finish(bodyTooSlow()))
+    let watch = watchBody(receipt, () => finish(bodyTooSlow()))
     const refuse = () => {
       chunks = []
       refused = true
       watch.cancel()
-      watch = drainWatch(bounds, () => finish(payloadTooLarge(limit)))
+      watch = watchBody(bounds, () => finish(payloadTooLarge(limit)))
     }
     const onData = (chunk: Buffer) => {
       size += chunk.length

@@ -1,0 +1,132 @@
+import type { TimeBounds } from './drain.ts'
+
+// Every body read is watched (drain.ts says why), so the watch's cost is paid by every delivery. A
+// timer of its own per body, armed when reading begins and cleared at its end, is more than the
+// calls cost in a loop: over HTTP, the same server with and without it side by side (bench/http.ts,
+// docs/benchmarks.md), Koa's requests took 4 to 13 % more CPU with it. So where a timer belongs to
+// the process (Node, Bun) the watches share one, armed for the first moment any of them can be due:
+// a body costs a set entry and a clock read per chunk, and the timer runs about once per bound
+// (within 2 % of no watch at all; 1 to 6 % cheaper than a timer per body on Koa, Express and Hono).
+// Where a timer belongs to the request that armed it (Workers: it may not outlive that request, nor
+// touch another request's stream) or cannot be kept from holding the process open (Deno's
+// numbers), each watch keeps a timer of its own.
+
+/** A watch over one body being read. */
+export interface BodyWatch {
+  /** A byte arrived: the idle time counts from now. */
+  arrived(): void
+  /** Reading is over: `stop` is never called. Harmless more than once. */
+  cancel(): void
+}
+
+/** Watches a body: calls `stop` once `bounds.ms` have passed since now, or `bounds.idleMs` since the last byte. */
+export type BodyWatcher = (bounds: TimeBounds, stop: () => void) => BodyWatch
+
+let chosen: BodyWatcher | undefined
+
+/** The watcher for this runtime: chosen once, by what its timers are. */
+export const watchBody: BodyWatcher = (bounds, stop) => {
+  chosen ??= processTimers() ? sharedTimerWatcher() : ownTimerWatch
+  return chosen(bounds, stop)
+}
+
+/** Whether a timer is the process's, one that can be told not to keep it alive. */
+function processTimers(): boolean {
+  const probe: unknown = setTimeout(() => {}, 0)
+  clearTimeout(probe as ReturnType<typeof setTimeout>)
+  return typeof probe === 'object' && probe !== null && typeof (probe as { unref?: unknown }).unref === 'function'
+}
+
+interface Watched {
+  readonly deadline: number
+  readonly idleMs: number
+  last: number
+  readonly stop: () => void
+}
+
+const dueAt = (watched: Watched) => Math.min(watched.deadline, watched.last + watched.idleMs)
+
+/**
+ * A timer due this long ago and not yet run is not trusted to run: a clock replaced (fake timers in
+ * a test, removed) leaves one that never will, and the next watch arms another. A loaded event loop
+ * runs a timer a few milliseconds late, well within it. (A clock put forward leaves one due later
+ * than any new watch, which arms another for that reason.)
+ */
+const LATE_MS = 1_000
+
+/** Watches that share one unref'd timer: a new watcher for each set of watches (each test, with fake timers). */
+export function sharedTimerWatcher(): BodyWatcher {
+  const watching = new Set<Watched>()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let timerAt = 0
+
+  const arm = (at: number, now: number) => {
+    clearTimeout(timer)
+    const armed = setTimeout(() => {
+      if (timer === armed) sweep()
+    }, at - now)
+    ;(armed as { unref?: () => void }).unref?.()
+    timer = armed
+    timerAt = at
+  }
+
+  const sweep = () => {
+    timer = undefined
+    const now = Date.now()
+    const due: Watched[] = []
+    let next = Number.POSITIVE_INFINITY
+    for (const watched of watching) {
+      const at = dueAt(watched)
+      if (at <= now) due.push(watched)
+      else next = Math.min(next, at)
+    }
+    for (const watched of due) watching.delete(watched)
+    // Armed before any `stop` runs: a stop may begin another watch, which arms it sooner if it is due sooner.
+    if (next !== Number.POSITIVE_INFINITY) arm(next, now)
+    for (const watched of due) watched.stop()
+  }
+
+  return (bounds, stop) => {
+    const now = Date.now()
+    const watched: Watched = { deadline: now + bounds.ms, idleMs: bounds.idleMs, last: now, stop }
+    watching.add(watched)
+    const at = dueAt(watched)
+    if (timer === undefined || at < timerAt || now - timerAt > LATE_MS) arm(at, now)
+    return {
+      arrived() {
+        watched.last = Date.now()
+      },
+      cancel() {
+        // The timer stays: arming and clearing one per body is the cost this saves. Run with nothing due, it is not armed again.
+        watching.delete(watched)
+      },
+    }
+  }
+}
+
+/** A watch with a timer of its own, re-armed only when it runs, so that a chunk costs a clock read, not a timer. */
+export const ownTimerWatch: BodyWatcher = (bounds, stop) => {
+  const deadline = Date.now() + bounds.ms
+  let last = Date.now()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const arm = (ms: number) => {
+    timer = setTimeout(check, Math.max(0, ms))
+  }
+  const check = () => {
+    const now = Date.now()
+    if (now >= deadline || now - last >= bounds.idleMs) {
+      timer = undefined
+      stop()
+    } else arm(Math.min(deadline, last + bounds.idleMs) - now)
+  }
+  arm(Math.min(bounds.ms, bounds.idleMs))
+  return {
+    arrived() {
+      last = Date.now()
+    },
+    cancel() {
+      clearTimeout(timer)
+      timer = undefined
+    },
+  }
+}
