@@ -683,6 +683,12 @@ const bodies: Section = {
       send: (wire) => wire.send(post(EVENT, { 'content-encoding': 'identity' })),
       expect: delivered(EVENT),
     },
+    {
+      name: 'delivers a body with an empty Content-Encoding, which names no coding (RFC 9110 §5.6.1.2)',
+      options: () => secretOptions(),
+      send: async (wire) => wire.send(await signed(EVENT, { 'content-encoding': '' })),
+      expect: delivered(EVENT),
+    },
   ],
 }
 

@@ -360,9 +360,16 @@ function unsupportedEncoding(): WebhookError {
   return new WebhookError('unsupported_encoding', 'Compressed bodies are not accepted; send the body uncompressed.')
 }
 
-/** `Content-Encoding` that names no coding but `identity`, the body as sent. */
+/**
+ * `Content-Encoding` that names no coding but `identity`, the body as sent. Empty elements name
+ * none (RFC 9110 §5.6.1.2), so an empty header is no coding at all, as it is where a runtime's
+ * front drops it (workerd).
+ */
 function onlyIdentity(codings: string): boolean {
-  return codings.split(',').every((coding) => coding.trim().toLowerCase() === 'identity')
+  return codings.split(',').every((coding) => {
+    const name = coding.trim().toLowerCase()
+    return name === '' || name === 'identity'
+  })
 }
 
 /** No `Transfer-Encoding`, or one whose codings are `chunked` and `identity` only: framing, not a transformation of the body. */

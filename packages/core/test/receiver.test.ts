@@ -362,15 +362,15 @@ describe('createReceiver', () => {
   })
 
   describe('with a Content-Encoding', () => {
-    it('accepts identity, whatever its case and spacing, as no encoding at all', async () => {
-      for (const encoding of ['identity', 'Identity', ' IDENTITY ', 'identity, identity']) {
+    it('accepts identity, whatever its case and spacing, and empty elements as no encoding at all', async () => {
+      for (const encoding of ['identity', 'Identity', ' IDENTITY ', 'identity, identity', '', ' ', 'identity, ', ',']) {
         const headers = { ...(await signed()), 'content-encoding': encoding }
         expect((await createReceiver(secretMode).verify(request({ headers }))).ok).toBe(true)
       }
     })
 
     it('answers 415 unsupported_encoding for a compressed body', async () => {
-      for (const encoding of ['gzip', 'identity, gzip', 'br,identity']) {
+      for (const encoding of ['gzip', 'identity, gzip', 'br,identity', ', gzip', 'gzip,']) {
         const answer = await refusal(secretMode, request({ headers: { ...(await signed()), 'content-encoding': encoding } }))
         expect([answer.status, answer.json.error], encoding).toEqual([415, 'unsupported_encoding'])
       }
