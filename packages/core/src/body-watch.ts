@@ -48,14 +48,19 @@ const dueAt = (watched: Watched) => Math.min(watched.deadline, watched.last + wa
 
 /**
  * A timer due this long ago and not yet run is not trusted to run: a clock replaced (fake timers in
- * a test, removed) leaves one that never will, and the next watch arms another. A loaded event loop
- * runs a timer a few milliseconds late, well within it. (A clock put forward leaves one due later
- * than any new watch, which arms another for that reason.)
+ * a test, removed) leaves one that never will, and the next watch arms another, due at once, so
+ * that what was due is not put off to the new body's moment. A loaded event loop runs a timer a few
+ * milliseconds late, well within it; one held for longer (a handler's synchronous work) gets the
+ * same new timer, harmlessly. (A clock put forward leaves one due later than any new watch, which
+ * arms another for that reason.)
  */
 const LATE_MS = 1_000
 
-/** Watches that share one unref'd timer: a new watcher for each set of watches (each test, with fake timers). */
-export function sharedTimerWatcher(): BodyWatcher {
+/**
+ * Watches that share one unref'd timer: a new watcher for each set of watches (each test, with fake
+ * timers). `lateMs` is for the library's own tests.
+ */
+export function sharedTimerWatcher(lateMs = LATE_MS): BodyWatcher {
   const watching = new Set<Watched>()
   let timer: ReturnType<typeof setTimeout> | undefined
   let timerAt = 0
@@ -64,7 +69,7 @@ export function sharedTimerWatcher(): BodyWatcher {
     clearTimeout(timer)
     const armed = setTimeout(() => {
       if (timer === armed) sweep()
-    }, at - now)
+    }, Math.max(0, at - now))
     ;(armed as { unref?: () => void }).unref?.()
     timer = armed
     timerAt = at
@@ -91,7 +96,8 @@ export function sharedTimerWatcher(): BodyWatcher {
     const watched: Watched = { deadline: now + bounds.ms, idleMs: bounds.idleMs, last: now, stop }
     watching.add(watched)
     const at = dueAt(watched)
-    if (timer === undefined || at < timerAt || now - timerAt > LATE_MS) arm(at, now)
+    if (timer === undefined || at < timerAt) arm(at, now)
+    else if (now - timerAt > lateMs) arm(now, now)
     return {
       arrived() {
         watched.last = Date.now()

@@ -167,6 +167,21 @@ describe('a timer shared by every watch', () => {
     const never = new Promise<string>((resolve) => setTimeout(() => resolve('not stopped'), 2_000).unref())
     expect(await Promise.race([stopped, never])).toBeLessThan(1_000)
   })
+
+  it("stops a body already due at once, not at a later body's moment, when its timer runs late", async () => {
+    const lateMs = 50
+    const watch = sharedTimerWatcher(lateMs)
+    const started = Date.now()
+    const stopped = new Promise<number>((resolve) => {
+      watch({ ms: 60_000, idleMs: 20 }, () => resolve(Date.now() - started))
+    })
+    // The event loop held, as by a handler's synchronous work, past the due moment and lateMs.
+    while (Date.now() - started < 20 + lateMs + 30) {}
+    const later = watch({ ms: 60_000, idleMs: 10_000 }, () => {})
+    const never = new Promise<string>((resolve) => setTimeout(() => resolve('not stopped'), 2_000).unref())
+    expect(await Promise.race([stopped, never])).toBeLessThan(1_000)
+    later.cancel()
+  })
 })
 
 describe('watchBody on Node', () => {
