@@ -8,8 +8,8 @@ import type { TimeBounds } from './drain.ts'
 // a body costs a set entry and a clock read per chunk, and the timer runs about once per bound
 // (within 2 % of no watch at all; 1 to 6 % cheaper than a timer per body on Koa, Express and Hono).
 // Where a timer belongs to the request that armed it (Workers: it may not outlive that request, nor
-// touch another request's stream) or cannot be kept from holding the process open (Deno's
-// numbers), each watch keeps a timer of its own.
+// touch another request's stream) or is a bare number (Deno's, which holds the process open
+// unless told otherwise by its own API), each watch keeps a timer of its own.
 
 /** A watch over one body being read. */
 export interface BodyWatch {
