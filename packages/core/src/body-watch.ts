@@ -67,9 +67,12 @@ export function sharedTimerWatcher(lateMs = LATE_MS): BodyWatcher {
 
   const arm = (at: number, now: number) => {
     clearTimeout(timer)
-    const armed = setTimeout(() => {
-      if (timer === armed) sweep()
-    }, Math.max(0, at - now))
+    const armed = setTimeout(
+      () => {
+        if (timer === armed) sweep()
+      },
+      Math.max(0, at - now),
+    )
     ;(armed as { unref?: () => void }).unref?.()
     timer = armed
     timerAt = at
