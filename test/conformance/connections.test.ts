@@ -246,6 +246,10 @@ describe.each(serverFactories)('$name', (factory) => {
     const small = bodyStart(64 * KIB)
     // Bytes a sender calls compressed; their content is never read.
     const compressed = bodyStart(4 * MIB)
+    const gzipped = (): (string | Buffer)[] => [
+      head('POST', '/hooks', [...JSON_TYPE, ['Content-Encoding', 'gzip'], ['Content-Length', String(compressed.length)]]),
+      Buffer.from(compressed),
+    ]
     const cases = [
       {
         what: '413, Content-Length 2 MiB',
@@ -280,10 +284,7 @@ describe.each(serverFactories)('$name', (factory) => {
       {
         what: '415, Content-Encoding: gzip, 4 MiB',
         options: (): WebhookOptions => ({ auth: { mode: 'none' }, maxBodySize: MIB }),
-        request: (): (string | Buffer)[] => [
-          head('POST', '/hooks', [...JSON_TYPE, ['Content-Encoding', 'gzip'], ['Content-Length', String(compressed.length)]]),
-          Buffer.from(compressed),
-        ],
+        request: gzipped,
         status: 415,
         error: 'unsupported_encoding',
       },
@@ -300,10 +301,7 @@ describe.each(serverFactories)('$name', (factory) => {
       {
         what: '401 early, Content-Encoding: gzip, 4 MiB',
         options: (): WebhookOptions => ({ auth: { mode: 'basic', ...BASIC }, maxBodySize: MIB }),
-        request: (): (string | Buffer)[] => [
-          head('POST', '/hooks', [...JSON_TYPE, ['Content-Encoding', 'gzip'], ['Content-Length', String(compressed.length)]]),
-          Buffer.from(compressed),
-        ],
+        request: gzipped,
         status: 401,
         error: 'missing_credentials',
       },
