@@ -65,6 +65,7 @@ export async function checkCore(tally: Tally): Promise<void> {
     })
   }
   await checkReceiptBounds(tally)
+  await checkWatchTimers(tally)
 }
 
 /**
@@ -122,6 +123,68 @@ async function checkReceiptBounds(tally: Tally): Promise<void> {
       assert(elapsed >= bound - 5, `refused after ${elapsed} ms`)
     })
   }
+}
+
+/** The runtime by name, for what differs between them by design. */
+function runtimeName(): 'node' | 'bun' | 'deno' | 'workerd' | 'unknown' {
+  const g = globalThis as { Deno?: unknown; Bun?: unknown; process?: { versions?: { node?: string } }; navigator?: { userAgent?: string } }
+  if (g.Deno !== undefined) return 'deno'
+  if (g.Bun !== undefined) return 'bun'
+  if (g.navigator?.userAgent === 'Cloudflare-Workers') return 'workerd'
+  if (g.process?.versions?.node !== undefined) return 'node'
+  return 'unknown'
+}
+
+/**
+ * Where a timer is the process's (Node, Bun, Deno), the bodies being read share one: a timer armed
+ * and cleared per body costs several microseconds a delivery on Deno. In workerd a timer belongs to
+ * the request that armed it, so each body keeps its own. Counted by the timers armed while twenty
+ * bodies are being read.
+ */
+async function checkWatchTimers(tally: Tally): Promise<void> {
+  const runtime = runtimeName()
+  const shared = runtime !== 'workerd'
+  const bodies = 20
+  await tally.check(
+    `core: ${bodies} bodies being read arm ${shared ? 'one timer between them' : 'a timer each'} (${runtime})`,
+    async () => {
+      const g = globalThis as { setTimeout: typeof setTimeout }
+      const original = g.setTimeout
+      let armed = 0
+      const counting = ((...args: Parameters<typeof setTimeout>) => {
+        armed++
+        return original(...args)
+      }) as typeof setTimeout
+      const closers: (() => void)[] = []
+      const reads: Promise<Uint8Array>[] = []
+      g.setTimeout = counting
+      try {
+        for (let i = 0; i < bodies; i++) {
+          const stream = new ReadableStream<Uint8Array>({
+            start: (controller) => {
+              controller.enqueue(new Uint8Array([0x7b]))
+              closers.push(() => controller.close())
+            },
+          })
+          reads.push(protocol.readLimited(stream, 1024, undefined, undefined, { ms: 5_000, idleMs: 5_000 }))
+        }
+        // Every read has taken its first chunk and waits for the next.
+        await Promise.resolve()
+        await new Promise<void>((resolve) => original(resolve, 20))
+      } finally {
+        g.setTimeout = original
+      }
+      for (const close of closers) close()
+      const read = await Promise.all(reads)
+      same(
+        read.map((bytes) => bytes.byteLength),
+        Array.from({ length: bodies }, () => 1),
+        'bytes read',
+      )
+      if (shared) assert(armed <= 1, `${armed} timers armed for ${bodies} bodies`)
+      else same(armed, bodies, 'timers armed')
+    },
+  )
 }
 
 /**

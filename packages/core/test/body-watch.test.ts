@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { type BodyWatcher, ownTimerWatch, sharedTimerWatcher, watchBody } from '../src/body-watch.ts'
+import { type BodyWatcher, ownTimerWatch, processTimerRelease, sharedTimerWatcher, watchBody } from '../src/body-watch.ts'
 import type { TimeBounds } from '../src/drain.ts'
 
 const BOUNDS: TimeBounds = { ms: 10_000, idleMs: 1_000 }
@@ -190,5 +190,46 @@ describe('watchBody on Node', () => {
     const watched = Array.from({ length: 10 }, () => watchBody(BOUNDS, () => {}))
     expect(liveTimers()).toBe(before)
     for (const body of watched) body.cancel()
+  })
+})
+
+describe('processTimerRelease: whether a timer is the process’s, and how to release it', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals()
+  })
+
+  it("is the timer's own unref where a timer is an object (Node, Bun, Deno from 2.5)", () => {
+    const release = processTimerRelease()
+    expect(release).toBeTypeOf('function')
+    const timer = setTimeout(() => {}, 60_000)
+    release?.(timer)
+    expect(timer.hasRef()).toBe(false)
+    clearTimeout(timer)
+  })
+
+  it('is Deno.unrefTimer where a timer is a number and the runtime has that call (Deno 2.4 and earlier)', () => {
+    const released: number[] = []
+    let next = 0
+    vi.stubGlobal('setTimeout', () => ++next)
+    vi.stubGlobal('clearTimeout', () => {})
+    vi.stubGlobal('Deno', { unrefTimer: (id: number) => released.push(id) })
+    const release = processTimerRelease()
+    expect(release).toBeTypeOf('function')
+    release?.(41 as unknown as ReturnType<typeof setTimeout>)
+    expect(released).toEqual([41])
+  })
+
+  it('is undefined where a timer is a number the runtime cannot release (workerd: it is the request’s)', () => {
+    vi.stubGlobal('setTimeout', () => 1)
+    vi.stubGlobal('clearTimeout', () => {})
+    expect(processTimerRelease()).toBeUndefined()
+  })
+
+  it('shares one timer, released by the runtime’s call, where timers are numbers', () => {
+    const released: unknown[] = []
+    const watch = sharedTimerWatcher(1_000, (timer) => released.push(timer))
+    const bodies = Array.from({ length: 20 }, () => watch(BOUNDS, () => {}))
+    expect(released).toHaveLength(1)
+    for (const body of bodies) body.cancel()
   })
 })
