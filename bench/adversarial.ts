@@ -458,7 +458,8 @@ export interface UnitsResult {
   figures: UnitFigure[]
 }
 
-const UNIT_SIZES = [64 * 1024, SIZE] as const
+// 16 KiB: the bound of the Unicode-whitespace form (`MAX_UNICODE_FALLBACK_BODY`), where it costs most.
+const UNIT_SIZES = [16 * 1024, 64 * 1024, SIZE] as const
 
 interface UnitBuild {
   build: UnitFigure['build']

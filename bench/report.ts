@@ -3,6 +3,7 @@
  * The targets live here, next to the text that judges them, so the page and the check agree.
  */
 
+import { UNICODE_HMACS_PER_SECRET } from '@hookguard/testkit/entry-points'
 import { SHAPE_LABELS, type Shape } from '@hookguard/testkit/payload'
 import type { EntryResult, RefusalFigure, RefusalResult, UnderAttackResult, UnitsResult } from './adversarial.ts'
 import type { Figures } from './figures.ts'
@@ -85,6 +86,8 @@ const HTTP_LABELS: Record<string, string> = {
 const MEMORY_TARGET = 1.05
 /** The contract's Cost paragraph: an unauthenticated request costs at most this many HMACs over its body, on every entry point. */
 const REFUSAL_TARGET = 8
+/** The bound for a refusal through `entry`: the contract's, or the higher one docs/security.md states for `unicodeWhitespace`. */
+const refusalTarget = (entry: string) => (entry.startsWith('secret-unicode') ? UNICODE_HMACS_PER_SECRET : REFUSAL_TARGET)
 
 const x = (ratio: number) => `${ratio.toFixed(2)}×`
 const us = (ns: number) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(1)} µs`)
@@ -537,14 +540,15 @@ function entryPointTable(results: EntryResult[], runtime: string, misses: Miss[]
       // The contract's bound is per configured secret: three secrets are three HMACs of each form.
       const secrets = f.secrets ?? 1
       const judged = f.ratio / secrets
-      if (judged > REFUSAL_TARGET) {
+      const target = refusalTarget(entry.id)
+      if (judged > target) {
         misses.push({
           target: 'refusal',
-          what: `${entry.label}, ${r.label}: ${x(judged)} one HMAC over the body a secret, target ≤ ${x(REFUSAL_TARGET)}`,
+          what: `${entry.label}, ${r.label}: ${x(judged)} one HMAC over the body a secret, target ≤ ${x(target)}`,
         })
       }
       const shown = secrets === 1 ? x(f.ratio) : `${x(f.ratio)} (${x(judged)} a secret)`
-      return `${judged > REFUSAL_TARGET ? '✗ ' : ''}${shown}`
+      return `${judged > target ? '✗ ' : ''}${shown}`
     }),
   ])
   const refusals = results.flatMap((r) => r.figures.filter((f) => f.status >= 400))
@@ -571,13 +575,14 @@ function unitsTable(units: UnitsResult, runtime: string, misses: Miss[]): string
         ...units.sizes.map((size) => {
           const f = units.figures.find((figure) => figure.build === build && figure.entry === entry && figure.size === size)
           if (f === undefined) return '–'
-          if (f.ratio > REFUSAL_TARGET) {
+          const target = refusalTarget(entry)
+          if (f.ratio > target) {
             misses.push({
               target: 'refusal',
-              what: `${build} build, ${label}, \`${f.worst}\` repeated: ${x(f.ratio)} one HMAC a secret, target ≤ ${x(REFUSAL_TARGET)}`,
+              what: `${build} build, ${label}, \`${f.worst}\` repeated: ${x(f.ratio)} one HMAC a secret, target ≤ ${x(target)}`,
             })
           }
-          return `${f.ratio > REFUSAL_TARGET ? '✗ ' : ''}${x(f.ratio)} (${x(f.q1)}–${x(f.q3)}), \`${f.worst.replace(/\|/g, '\\|')}\``
+          return `${f.ratio > target ? '✗ ' : ''}${x(f.ratio)} (${x(f.q1)}–${x(f.q3)}), \`${f.worst.replace(/\|/g, '\\|')}\``
         }),
       ])
     }

@@ -30,9 +30,17 @@ export interface RefusalEntry {
   label: string
   /** Secrets configured: the contract's bound is per configured secret. */
   secrets: number
+  /**
+   * HMACs of the body a refusal may cost per secret, where not the contract's 8: with
+   * `unicodeWhitespace`, whose extra form is a JavaScript pass over the body (docs/security.md).
+   */
+  hmacsPerSecret?: number
   /** One request for `body`; the answer's status. Anything but a refusal (or mode 'none' handing a JSON body on) is the caller's to report. */
   call(body: Uint8Array): Promise<number>
 }
+
+/** The bound docs/security.md states for a refusal with `unicodeWhitespace: true`, per secret. */
+export const UNICODE_HMACS_PER_SECRET = 12
 
 const SECRETS = ['refusal-secret-one-4c1e9a', 'refusal-secret-two-9a7f2b']
 const BOGUS_SIGNATURE = 'ab'.repeat(32)
@@ -61,7 +69,7 @@ function btoaText(text: string): string {
 
 /**
  * The entry points of one build: each mode with each body type, mode `secret` with one and two
- * secrets, mode `oauth2` with the token in the query, a Bearer header, a form field (a forged one,
+ * secrets and with `unicodeWhitespace`, mode `oauth2` with the token in the query, a Bearer header, a form field (a forged one,
  * last) or absent, and the token address (the body as a GET's query, and as a POST form).
  * `maxBodySize` must exceed the largest body sent, so every request reaches its check.
  */
@@ -75,6 +83,7 @@ export async function refusalEntries(createReceiver: AnyCreateReceiver, maxBodyS
   const forged = (JSON.parse(issued.body) as { access_token: string }).access_token
   const secret1 = receiver({ auth: { mode: 'secret', secret: SECRETS[0] as string }, maxBodySize })
   const secret2 = receiver({ auth: { mode: 'secret', secret: SECRETS }, maxBodySize })
+  const unicode = receiver({ auth: { mode: 'secret', secret: SECRETS[0] as string, unicodeWhitespace: true }, maxBodySize })
   const basic = receiver({ auth: { mode: 'basic', username: 'refusal-user', password: 'refusal-password-5d2a' }, maxBodySize })
   const oauth2 = receiver({ auth: OAUTH, maxBodySize })
   const none = receiver({ auth: { mode: 'none' }, maxBodySize })
@@ -101,6 +110,13 @@ export async function refusalEntries(createReceiver: AnyCreateReceiver, maxBodyS
         label: `\`secret\`, 2 secrets, ${type}`,
         secrets: 2,
         call: verify(secret2, (b) => post(b, { ...headers, ...signed })),
+      },
+      {
+        id: `secret-unicode ${type}`,
+        label: `\`secret\`, 1 secret, \`unicodeWhitespace\`, ${type}`,
+        secrets: 1,
+        hmacsPerSecret: UNICODE_HMACS_PER_SECRET,
+        call: verify(unicode, (b) => post(b, { ...headers, ...signed })),
       },
       { id: `basic ${type}`, label: `\`basic\`, ${type}`, secrets: 1, call: verify(basic, (b) => post(b, { ...headers, ...basicHeader })) },
       {

@@ -11,7 +11,7 @@ import { containsAnyByte } from './bytes.ts'
  *
  * Candidates, in the order the verifier tries them, each only when the ones before failed:
  * 1. the service's own form: Java's six removed (the body itself when it has none);
- * 2. only with `unicodeWhitespace: true`: every Unicode whitespace removed, for bodies up to 64 KiB ({@link unicodeCandidate});
+ * 2. only with `unicodeWhitespace: true`: every Unicode whitespace removed, for bodies up to 16 KiB ({@link unicodeCandidate});
  * 3. Gson's HTML escapes applied, Java's six removed, for bodies up to 64 KiB ({@link gsonCandidate}).
  * Each later candidate is made only where it differs from the first, and is bounded in size, so an
  * unauthenticated request costs a small multiple of one HMAC over its body, whatever it holds.
@@ -21,39 +21,51 @@ import { containsAnyByte } from './bytes.ts'
 export const JAVA_WHITESPACE = new Uint8Array(256)
 for (const b of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]) JAVA_WHITESPACE[b] = 1
 
-/** 1 for ASCII bytes that JavaScript's or Python's `\s` removes on top of Java's six. */
-const EXTRA_ASCII_WHITESPACE = new Uint8Array(256)
-for (const b of [0x1c, 0x1d, 0x1e, 0x1f]) EXTRA_ASCII_WHITESPACE[b] = 1
-
 /**
- * Length in bytes of a Unicode whitespace character (beyond Java's six) that starts at `i`, or 0.
- * The set is the union of JavaScript's `\s` and Python's `\s`: U+001C–U+001F, U+0085, U+00A0,
- * U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF.
+ * What a byte and the one after it begin: 0 no whitespace; 1 one of Java's six; 2 a one-byte
+ * character beyond them (U+001C–U+001F), 3 a two-byte one (U+0085, U+00A0), whatever follows;
+ * from 4, a three-byte one if the third byte fits (the third-byte table, at the kind's row).
+ * Beyond Java's six, the set is the union of JavaScript's `\s` and Python's `\s`: U+001C–U+001F,
+ * U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF. One or
+ * two look-ups a byte, whatever the byte: a comparison per lead byte made a body of lead bytes
+ * that begin nothing (`E2 E2 …`) cost 12 to 17 HMACs of it at 64 KiB, and one of U+001C 9 to 12.
  */
-function extraWhitespaceAt(body: Uint8Array, i: number): number {
-  const b0 = body[i] as number
-  // Stryker disable next-line EqualityOperator: equivalent — 0x80 is a continuation byte, never a lead, and its table entry is 0 anyway
-  if (b0 < 0x80) return EXTRA_ASCII_WHITESPACE[b0] === 1 ? 1 : 0
-  const b1 = body[i + 1]
-  if (b0 === 0xc2) return b1 === 0x85 || b1 === 0xa0 ? 2 : 0
-  const b2 = body[i + 2]
-  switch (b0) {
-    case 0xe1:
-      return b1 === 0x9a && b2 === 0x80 ? 3 : 0
-    case 0xe2:
-      // Stryker disable next-line ConditionalExpression: equivalent — with b2 undefined every comparison below is false, as the next line's
-      if (b1 === 0x80 && b2 !== undefined) {
-        return (b2 >= 0x80 && b2 <= 0x8a) || b2 === 0xa8 || b2 === 0xa9 || b2 === 0xaf ? 3 : 0
-      }
-      return b1 === 0x81 && b2 === 0x9f ? 3 : 0
-    case 0xe3:
-      return b1 === 0x80 && b2 === 0x80 ? 3 : 0
-    case 0xef:
-      return b1 === 0xbb && b2 === 0xbf ? 3 : 0
-    // Stryker disable next-line ConditionalExpression: equivalent — falling through returns undefined, which `skip > 0` reads as 0
-    default:
-      return 0
-  }
+interface WhitespaceTables {
+  pairs: Uint8Array
+  third: Uint8Array
+}
+
+const JAVA = 1
+const ONE_BYTE = 2
+const TWO_BYTES = 3
+const THREE_BYTES = 4
+
+/** The lead pairs of the three-byte characters, each with the third bytes that end one. */
+const THREE_BYTE_CHARACTERS: [number, number[]][] = [
+  [0xe19a, [0x80]],
+  [0xe280, [0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a, 0xa8, 0xa9, 0xaf]],
+  [0xe281, [0x9f]],
+  [0xe380, [0x80]],
+  [0xefbb, [0xbf]],
+]
+
+let tables: WhitespaceTables | undefined
+
+function whitespaceTables(): WhitespaceTables {
+  if (tables !== undefined) return tables
+  const pairs = new Uint8Array(0x10000)
+  const first = (b0: number, kind: number) => pairs.fill(kind, b0 << 8, (b0 + 1) << 8)
+  for (let b0 = 0; b0 < 0x100; b0++) if (JAVA_WHITESPACE[b0] === 1) first(b0, JAVA)
+  for (let b0 = 0x1c; b0 <= 0x1f; b0++) first(b0, ONE_BYTE)
+  pairs[0xc285] = TWO_BYTES
+  pairs[0xc2a0] = TWO_BYTES
+  const third = new Uint8Array((THREE_BYTES + THREE_BYTE_CHARACTERS.length) << 8)
+  THREE_BYTE_CHARACTERS.forEach(([pair, ends], at) => {
+    pairs[pair] = THREE_BYTES + at
+    for (const end of ends) third[((THREE_BYTES + at) << 8) | end] = 1
+  })
+  tables = { pairs, third }
+  return tables
 }
 
 /**
@@ -65,30 +77,34 @@ function extraWhitespaceAt(body: Uint8Array, i: number): number {
  * it lets anyone holding one signed delivery insert invisible characters into its strings.
  */
 export function stripUnicodeWhitespace(input: Uint8Array): Uint8Array | undefined {
-  const body = plain(input)
+  const { pairs, third } = whitespaceTables()
+  const length = input.length
+  // Read from a copy with two spaces after the body, so that every byte has two after it to be
+  // looked up with and no read leaves the array (a space ends nothing the bytes before it begin).
+  const body = new Uint8Array(length + 2)
+  body.set(input)
+  body[length] = 0x20
+  body[length + 1] = 0x20
   let i = 0
-  // Nothing is copied until the first character that makes a difference.
-  while (i < body.length && extraWhitespaceAt(body, i) === 0) i++
-  if (i === body.length) return undefined
-  const out = new Uint8Array(body.length)
+  // Nothing is written until the first character that makes a difference.
+  for (; i < length; i++) {
+    const kind = pairs[((body[i] as number) << 8) | (body[i + 1] as number)] as number
+    if (kind > JAVA && (kind < THREE_BYTES || third[(kind << 8) | (body[i + 2] as number)] === 1)) break
+  }
+  if (i === length) return undefined
+  const out = new Uint8Array(length)
   let n = 0
   for (let k = 0; k < i; k++) {
     const b = body[k] as number
     if (JAVA_WHITESPACE[b] === 0) out[n++] = b
   }
-  while (i < body.length) {
-    const b = body[i] as number
-    if (JAVA_WHITESPACE[b] === 1) {
+  while (i < length) {
+    const b0 = body[i] as number
+    const kind = pairs[(b0 << 8) | (body[i + 1] as number)] as number
+    if (kind === 0 || (kind >= THREE_BYTES && third[(kind << 8) | (body[i + 2] as number)] === 0)) {
+      out[n++] = b0
       i++
-      continue
-    }
-    const skip = extraWhitespaceAt(body, i)
-    if (skip > 0) {
-      i += skip
-      continue
-    }
-    out[n++] = b
-    i++
+    } else i += kind <= ONE_BYTE ? 1 : kind === TWO_BYTES ? 2 : 3
   }
   return out.subarray(0, n)
 }
@@ -103,11 +119,12 @@ export function unicodeCandidate(body: Uint8Array): Uint8Array | undefined {
 
 /**
  * The largest body the Unicode-whitespace fallback is tried on, as the Gson one is bounded: its
- * form is a JavaScript pass over every byte whose kind a hostile body changes at random, about ten
- * HMACs of the same bytes (a 1 MiB mix of `<`, U+3000 and spaces: 12.5× one HMAC in all before the
- * bound), and the senders it is for send deliveries of a few KiB (docs/benchmarks.md).
+ * form is a JavaScript pass over every byte, three to five HMACs of the same bytes, which with the
+ * HMACs around it read up to 11 HMACs of a body of 64 KiB (`E2 80` pairs) and about 6 at 16 KiB,
+ * where the contract allows 8. The senders it is for send deliveries of a few KiB
+ * (docs/benchmarks.md).
  */
-export const MAX_UNICODE_FALLBACK_BODY = 64 * 1024
+export const MAX_UNICODE_FALLBACK_BODY = 16 * 1024
 
 /** Gson's default HTML-safe escapes: `< > & = '` as `\u003c`…, and U+2028/U+2029 (`E2 80 A8/A9`). */
 const GSON_HEX = new Map([
