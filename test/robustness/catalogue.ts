@@ -109,6 +109,7 @@ const refused = (status: number, error: WebhookErrorCode, headers?: Record<strin
 const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="webhook", charset="UTF-8"' }
 const BEARER_CHALLENGE = { 'www-authenticate': 'Bearer' }
 const INVALID_TOKEN_CHALLENGE = { 'www-authenticate': 'Bearer error="invalid_token"' }
+const INVALID_REQUEST_CHALLENGE = { 'www-authenticate': 'Bearer error="invalid_request"' }
 
 /** The port of a row that speaks to a socket itself. */
 function socketOf(wire: Wire): number {
@@ -477,14 +478,40 @@ const tokens: Section = {
       send: async (wire) => wire.send(withToken(`${await fetchToken(wire)}${'A'.repeat(12 * KIB)}`)),
       expect: refused(401, 'invalid_token', INVALID_TOKEN_CHALLENGE),
     },
+    // One token, in one place (RFC 6750 §2): which of two counts is never the order of the checks'.
     {
-      name: 'reads the access_token query first: a bad one there is refused even with a good Bearer token',
+      name: 'answers 400 invalid_request for a token in the query and a Bearer token, a bad one in either',
       options: () => oauthOptions(),
       send: async (wire) => {
         const token = await fetchToken(wire)
-        return wire.send(post(EVENT, { authorization: `Bearer ${token}` }, `/hooks?access_token=${token.slice(0, -2)}`))
+        const [first, second] = [
+          await wire.send(post(EVENT, { authorization: `Bearer ${token}` }, `/hooks?access_token=${token.slice(0, -2)}`)),
+          await wire.send(post(EVENT, { authorization: `Bearer ${token.slice(0, -2)}` }, `/hooks?access_token=${token}`)),
+        ]
+        expect(second.status).toBe(first.status)
+        expect(second.text).toBe(first.text)
+        return first
       },
-      expect: refused(401, 'invalid_token', INVALID_TOKEN_CHALLENGE),
+      expect: refused(400, 'invalid_request', INVALID_REQUEST_CHALLENGE),
+    },
+    {
+      name: 'answers 400 invalid_request for access_token twice in the query, the good one first',
+      options: () => oauthOptions(),
+      send: async (wire) => {
+        const token = await fetchToken(wire)
+        return wire.send(post(EVENT, {}, `/hooks?access_token=${token}&access_token=${token.slice(0, -2)}`))
+      },
+      expect: refused(400, 'invalid_request', INVALID_REQUEST_CHALLENGE),
+    },
+    {
+      name: 'answers 400 invalid_request for an access_token form field sent twice, the good one first',
+      options: () => oauthOptions(),
+      send: async (wire) => {
+        const token = await fetchToken(wire)
+        const form = `event=customer.updated&access_token=${token}&access_token=${token.slice(0, -2)}`
+        return wire.send(post(form, { 'content-type': 'application/x-www-form-urlencoded' }))
+      },
+      expect: refused(400, 'invalid_request', INVALID_REQUEST_CHALLENGE),
     },
     {
       name: 'answers 401 missing_token for "Bearer" with no token after it',

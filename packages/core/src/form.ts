@@ -47,7 +47,8 @@ export function parseForm(body: Uint8Array): URLSearchParams {
 }
 
 /**
- * The first value of the field `name` in a form body, or `null` when it has none, read from the
+ * The value of the field `name` in a form body, `null` when it has none, or
+ * {@link REPEATED_FIELD} when it has it more than once, read from the
  * raw bytes in one pass that decodes nothing but the parts that could be that field: a token sent
  * as a form field is found, and checked, before the form is parsed.
  *
@@ -56,18 +57,31 @@ export function parseForm(body: Uint8Array): URLSearchParams {
  * `name` is ASCII, without `&`, `=`, `+` or `%`. `undefined` when its value takes more than
  * `maxValueBytes` bytes as sent: too long to be what is looked for, so it is not decoded.
  */
-export function formField(body: Uint8Array, name: string, maxValueBytes = Number.POSITIVE_INFINITY): string | null | undefined {
+export function formField(
+  body: Uint8Array,
+  name: string,
+  maxValueBytes = Number.POSITIVE_INFINITY,
+): string | null | undefined | typeof REPEATED_FIELD {
   const end = body.length
+  let seen = false
+  let value: string | undefined
   // Stryker disable next-line EqualityOperator: equivalent — an empty part past the end matches no name
   for (let start = 0; start < end; ) {
     const nameEnd = matchName(body, start, end, name)
     const partEnd = nextAmpersand(body, start, end)
-    if (nameEnd !== -1 && partEnd - nameEnd - 1 > maxValueBytes) return undefined
-    if (nameEnd !== -1) return nameEnd === partEnd ? '' : decodeFormValue(body, nameEnd + 1, partEnd)
+    if (nameEnd !== -1) {
+      // Read to the end: which of two values counts is not for the form's order to decide.
+      if (seen) return REPEATED_FIELD
+      seen = true
+      if (partEnd - nameEnd - 1 <= maxValueBytes) value = nameEnd === partEnd ? '' : decodeFormValue(body, nameEnd + 1, partEnd)
+    }
     start = partEnd + 1
   }
-  return null
+  return seen ? value : null
 }
+
+/** What {@link formField} answers for a field the form holds more than once. */
+export const REPEATED_FIELD: unique symbol = Symbol('repeated field')
 
 /**
  * Whether the part at `start` is named `name`: where its name ends (its `=`, or the end of the

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { formField, formPayload, hasMoreFieldsThan, MAX_FORM_FIELDS, parseForm } from '../src/form.ts'
+import { formField, formPayload, hasMoreFieldsThan, MAX_FORM_FIELDS, parseForm, REPEATED_FIELD } from '../src/form.ts'
 
 const encode = (text: string) => new TextEncoder().encode(text)
 
@@ -55,10 +55,11 @@ const formText = fc
 const standardForm = (text: string) => new URL(`http://localhost/?${text.replaceAll(' ', '%20')}`).searchParams
 
 describe('formField', () => {
-  it('reads the first value of a field as the WHATWG form parser does', () => {
+  it('reads the value of a field as the WHATWG form parser does, and tells a field sent twice', () => {
     fc.assert(
       fc.property(formText, (text) => {
-        expect(formField(encode(text), 'access_token')).toBe(standardForm(text).get('access_token'))
+        const values = standardForm(text).getAll('access_token')
+        expect(formField(encode(text), 'access_token')).toBe(values.length > 1 ? REPEATED_FIELD : (values[0] ?? null))
       }),
       { numRuns: 5000 },
     )
@@ -68,7 +69,9 @@ describe('formField', () => {
     expect(formField(encode(''), 'access_token')).toBeNull()
     expect(formField(encode('a=1&b=2&'), 'access_token')).toBeNull()
     expect(formField(encode('access_token'), 'access_token')).toBe('')
-    expect(formField(encode('access_token&access_token=x'), 'access_token')).toBe('')
+    expect(formField(encode('access_token&access_token=x'), 'access_token')).toBe(REPEATED_FIELD)
+    expect(formField(encode('access_token=x&a=1&access_token=x'), 'access_token')).toBe(REPEATED_FIELD)
+    expect(formField(encode('access_token=x&%61ccess_token=y'), 'access_token')).toBe(REPEATED_FIELD)
   })
 })
 
@@ -84,6 +87,7 @@ describe('formField with a bound on the value', () => {
     expect(formField(form, 'access_token', 9)).toBe('ABC')
     expect(formField(form, 'access_token', 8)).toBeUndefined()
     expect(formField(form, 'missing', 1)).toBeNull()
+    expect(formField(encode(`access_token=${'A'.repeat(20)}&access_token=B`), 'access_token', 9)).toBe(REPEATED_FIELD)
   })
 })
 
