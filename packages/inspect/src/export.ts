@@ -209,8 +209,11 @@ export function toSendCommand(record: InspectedRecord, context: ExportContext): 
   // A recorded token has expired by the time anyone runs this: in mode oauth2, `send` fetches a new one.
   const isToken = (name: string) => record.mode === 'oauth2' && decodeName(name) === 'access_token'
   const target = targetWord(record, base.prefix, needs, differs, checks, isToken)
-  const parsed = new URL(target.text, base.origin)
-  if (record.mode === 'oauth2')
+  // As `hookguard send` reads its argument: the target after the origin, never a URL of its own
+  // (a path of `//host` is a path there, not another host).
+  const parsed = URL.canParse(`${base.origin}${target.text}`) ? new URL(`${base.origin}${target.text}`) : undefined
+  if (parsed === undefined) differs.add('target', 'hookguard send cannot parse it as a URL, and stops without sending')
+  else if (record.mode === 'oauth2')
     differs.add('target', 'hookguard send adds a fresh access_token to the query, written again in its own form')
   else if (`${parsed.pathname}${parsed.search}` !== target.text) {
     differs.add(

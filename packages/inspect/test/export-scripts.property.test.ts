@@ -145,9 +145,10 @@ const queryPart = fc.oneof(
     .map(([n, v]) => `${n}=${v}`),
   bytesOf(inTarget),
 )
+// Often a second `/` or a `\\` first: a path a URL parser, resolving it on its own, reads as a host.
 const target = fc
-  .tuple(bytesOf(inTarget, 16), fc.option(fc.array(queryPart, { maxLength: 5 }), { nil: undefined }))
-  .map(([path, query]) => `/${path}${query === undefined ? '' : `?${query.join('&')}`}`)
+  .tuple(fc.constantFrom('', '', '/', '\\'), bytesOf(inTarget, 16), fc.option(fc.array(queryPart, { maxLength: 5 }), { nil: undefined }))
+  .map(([lead, path, query]) => `/${lead}${path}${query === undefined ? '' : `?${query.join('&')}`}`)
 
 const anyBytes = bytesOf(() => true, 16)
 const formBody = fc

@@ -149,6 +149,18 @@ describe('toSendCommand', () => {
   })
 })
 
+describe('toSendCommand, on a target a URL parser reads as a host', () => {
+  // A path of `//host` or `/\\host` is a path to the receiver; resolved against the origin on its own,
+  // it names another host, which for some bytes is no host at all and threw (a 500 from the page).
+  for (const url of ['//H>W_L8', '//[::1', '/\\}{%ek4M%', '//evil.example/x?tenant=a', '/\\evil.example/x']) {
+    it(`exports ${JSON.stringify(url)}, sent to the receiver's own origin`, () => {
+      const command = toSendCommand(recordOf(new Uint8Array([0x7b, 0x7d]), [], { url }), { url: 'http://127.0.0.1:4319' })
+      expect(command).toContain("hookguard send 'http://127.0.0.1:4319'")
+      expect(command).not.toMatch(/hookguard send '?http:\/\/(?!127\.0\.0\.1:4319)/)
+    })
+  }
+})
+
 describe('toHar', () => {
   it('writes one HAR 1.2 entry, the body as text or base64, credentials left out', () => {
     const auth = `Basic ${Buffer.from('u:secret-pw').toString('base64')}`
