@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sign } from '@hookguard/core'
+import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { exportAs, printfBytes, shellQuote, toCurl, toHar, toSendCommand } from '../src/export.ts'
 import { toFixture } from '../src/fixture.ts'
@@ -146,6 +147,23 @@ describe('toSendCommand', () => {
     const [record] = await waitFor(1)
     expect(record).toMatchObject({ verdict: 'verified', url: '/hooks?tenant=a' })
     expect(record?.body).toEqual(body)
+  })
+})
+
+describe('every export format, for any target a sender can write', () => {
+  // The script property test reaches its receiver under a path of its own, so no target it
+  // exports begins at the origin's root: this one does, and every format must be made.
+  it('is made for a receiver at the root of its origin, whatever the target holds', () => {
+    const formats = ['send', 'curl', 'har', 'fixture', 'fixture-test'] as const
+    const printable = fc.array(fc.integer({ min: 0x21, max: 0x7e }), { maxLength: 16 }).map((codes) => String.fromCharCode(...codes))
+    const target = fc.tuple(fc.constantFrom('', '/', '\\'), printable).map(([lead, rest]) => `/${lead}${rest}`)
+    fc.assert(
+      fc.property(target, fc.constantFrom(...formats), fc.constantFrom('secret', 'basic', 'oauth2', 'none'), (url, format, mode) => {
+        const record = recordOf(new Uint8Array([0x7b, 0x7d]), [], { url, mode })
+        expect(() => exportAs(format, record, { url: 'http://127.0.0.1:4319', username: 'hook-user', appId: 'app-1' }), url).not.toThrow()
+      }),
+      { numRuns: 2000 },
+    )
   })
 })
 
