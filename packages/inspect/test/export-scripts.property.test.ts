@@ -145,7 +145,7 @@ const queryPart = fc.oneof(
     .map(([n, v]) => `${n}=${v}`),
   bytesOf(inTarget),
 )
-// Often a second `/` or a `\\` first: an empty segment, and a backslash a URL parser reads as a slash.
+// Often a second `/` or a `\` first: an empty segment, and a backslash a URL parser reads as a slash.
 const target = fc
   .tuple(fc.constantFrom('', '', '/', '\\'), bytesOf(inTarget, 16), fc.option(fc.array(queryPart, { maxLength: 5 }), { nil: undefined }))
   .map(([lead, path, query]) => `/${lead}${path}${query === undefined ? '' : `?${query.join('&')}`}`)
