@@ -480,17 +480,20 @@ const tokens: Section = {
     },
     // One token, in one place (RFC 6750 §2): which of two counts is never the order of the checks'.
     {
-      name: 'answers 400 invalid_request for a token in the query and a Bearer token, a bad one in either',
+      name: 'answers 400 invalid_request for a bad token in the query beside a good Bearer token',
       options: () => oauthOptions(),
       send: async (wire) => {
         const token = await fetchToken(wire)
-        const [first, second] = [
-          await wire.send(post(EVENT, { authorization: `Bearer ${token}` }, `/hooks?access_token=${token.slice(0, -2)}`)),
-          await wire.send(post(EVENT, { authorization: `Bearer ${token.slice(0, -2)}` }, `/hooks?access_token=${token}`)),
-        ]
-        expect(second.status).toBe(first.status)
-        expect(second.text).toBe(first.text)
-        return first
+        return wire.send(post(EVENT, { authorization: `Bearer ${token}` }, `/hooks?access_token=${token.slice(0, -2)}`))
+      },
+      expect: refused(400, 'invalid_request', INVALID_REQUEST_CHALLENGE),
+    },
+    {
+      name: 'answers 400 invalid_request for a good token in the query beside a bad Bearer token',
+      options: () => oauthOptions(),
+      send: async (wire) => {
+        const token = await fetchToken(wire)
+        return wire.send(post(EVENT, { authorization: `Bearer ${token.slice(0, -2)}` }, `/hooks?access_token=${token}`))
       },
       expect: refused(400, 'invalid_request', INVALID_REQUEST_CHALLENGE),
     },

@@ -738,13 +738,13 @@ describe('createReceiver', () => {
         expect([few.status, few.json.error]).toEqual([401, 'missing_token'])
       })
 
-      it('finds the form token as URLSearchParams reads the form: escaped name, escaped value, the first of several', async () => {
+      it('finds the form token as URLSearchParams reads the form: escaped name, escaped value; never one of several', async () => {
         const token = await issue()
         const escaped = token.replace('.', '%2E')
         for (const body of [
           `access%5Ftoken=${escaped}`,
           `%61ccess_token=${token}&event=ping`,
-          `&&access_token=${token}&access_token=forged.token`,
+          `&&access_token=${token}&event=ping`,
           `event=access_token&access_token=${token}`,
           `access_token2=x&xaccess_token=y&access_token=${token}`,
         ]) {
@@ -754,10 +754,12 @@ describe('createReceiver', () => {
           expect(result.ok, body).toBe(true)
         }
         for (const [body, error] of [
-          [`access_token=forged.token&access_token=${token}`, 'invalid_token'],
+          [`access_token=forged.token&access_token=${token}`, 'invalid_request'],
+          [`&&access_token=${token}&access_token=forged.token`, 'invalid_request'],
+          [`access_token=${token}&%61ccess%5Ftoken=${token}`, 'invalid_request'],
           [`access+token=${token}`, 'missing_token'],
-          [`access_token&access_token=${token}`, 'missing_token'],
-          [`access_token=&access_token=${token}`, 'missing_token'],
+          [`access_token&access_token=${token}`, 'invalid_request'],
+          [`access_token=&access_token=${token}`, 'invalid_request'],
           [`access_token=${token}+`, 'invalid_token'],
         ] as const) {
           const answer = await refusal(oauth(), request({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }))
@@ -765,12 +767,12 @@ describe('createReceiver', () => {
         }
       })
 
-      it('leaves every access_token field out of the payload, and gathers repeated fields in the order first seen', async () => {
+      it('leaves the access_token field out of the payload, and gathers repeated fields in the order first seen', async () => {
         const token = await issue()
         const result = await createReceiver(oauth()).verify(
           request({
             headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            body: `b=1&access_token=${token}&a=2&b=3&access_token=other&b=4&constructor=c`,
+            body: `b=1&access_token=${token}&a=2&b=3&b=4&constructor=c`,
           }),
         )
         if (!result.ok) throw new Error('expected a delivery')
