@@ -23,6 +23,8 @@ const SAMPLE = '{"event":"order.paid","data":{"url":"https://shop.example.com/p?
 export function createComposer(state: PageState): Composer {
   const path = h('input', { type: 'text', value: '/', 'aria-label': 'Path', 'data-testid': 'composer-path' }) as HTMLInputElement
   let pathChosen = false
+  /** The newest path seen, not yet in the field. */
+  let latest: string | undefined
   path.addEventListener('input', () => {
     pathChosen = true
   })
@@ -82,8 +84,17 @@ export function createComposer(state: PageState): Composer {
       element.scrollIntoView()
     },
     seen(newest) {
-      // Without its query: the inspector's copy has credentials replaced, which would be sent as such.
-      if (!pathChosen) path.value = pathOnly(newest)
+      if (pathChosen) return
+      // A burst brings hundreds a second: only the last is written, once they stop coming in one
+      // turn, rather than the field's text replaced (and laid out) once per delivery.
+      if (latest === undefined) {
+        setTimeout(() => {
+          // Without its query: the inspector's copy has credentials replaced, which would be sent as such.
+          if (!pathChosen && latest !== undefined) path.value = pathOnly(latest)
+          latest = undefined
+        })
+      }
+      latest = newest
     },
   }
 }

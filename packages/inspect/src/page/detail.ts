@@ -4,6 +4,7 @@ import { base64Bytes, hexDump } from './bytes.ts'
 import { deliveryActions } from './delivery-actions.ts'
 import { type Child, h, section, table } from './dom.ts'
 import { disagreementText, verdictLabel } from './format.ts'
+import { longText } from './long-text.ts'
 
 /**
  * A delivery's detail, in the pane beside the timeline: its facts, the diagnosis, headers, the
@@ -12,16 +13,30 @@ import { disagreementText, verdictLabel } from './format.ts'
 
 const GLYPH: Record<string, string> = { ' ': '·', '\t': '→', '\n': '↵\n', '\r': '␍', '\f': '␌', '\u000B': '␋' }
 
+const removed = (text: string): HTMLElement =>
+  h('span', { class: 'ws', title: 'removed before signing' }, [...text].map((c) => GLYPH[c] ?? c).join(''))
+
 function coveredView(segments: NonNullable<RecordDetail['covered']>): HTMLElement {
-  const pre = h('pre', { class: 'covered', 'data-testid': 'covered' })
-  for (const s of segments) {
-    pre.append(
-      s.removed
-        ? h('span', { class: 'ws', title: 'removed before signing' }, [...s.text].map((c) => GLYPH[c] ?? c).join(''))
-        : document.createTextNode(s.text),
-    )
-  }
-  return pre
+  return longText(
+    { class: 'covered', 'data-testid': 'covered' },
+    segments.map((s) => (s.removed ? { text: s.text, mark: removed } : { text: s.text })),
+  )
+}
+
+/**
+ * The body in hex, made when the reader first opens it: a detail opened by itself, one a frame in a
+ * burst, would otherwise dump every body's 64 KiB of hex that nobody looks at.
+ */
+function hexView(bytes: Uint8Array): HTMLElement {
+  const details = h('details', {}, h('summary', {}, 'Hex')) as HTMLDetailsElement
+  details.addEventListener(
+    'toggle',
+    () => {
+      if (details.open) details.append(longText({ class: 'hex', 'data-testid': 'body-hex' }, hexDump(bytes)))
+    },
+    { once: true },
+  )
+  return details
 }
 
 function diagnosisBlock(diag: NonNullable<RecordDetail['diagnosisDetail']>): HTMLElement {
@@ -107,18 +122,18 @@ export async function showDetail(
   if (d.diagnosisDetail) blocks.push(diagnosisBlock(d.diagnosisDetail))
   blocks.push(section('Headers', table(d.headers, 'headers')))
   if (d.kind === 'token') {
-    blocks.push(section('Body (credentials replaced)', h('pre', { 'data-testid': 'body-text' }, d.bodyText ?? '')))
+    blocks.push(section('Body (credentials replaced)', longText({ 'data-testid': 'body-text' }, d.bodyText ?? '')))
   } else {
     const bytes = base64Bytes(d.bodyBase64)
     blocks.push(
       section(
         `Body as received${d.truncated ? ' (cut at the size limit)' : ''}`,
-        h('pre', { 'data-testid': 'body-text' }, new TextDecoder().decode(bytes)),
-        h('details', {}, h('summary', {}, 'Hex'), h('pre', { class: 'hex', 'data-testid': 'body-hex' }, hexDump(bytes))),
+        longText({ 'data-testid': 'body-text' }, new TextDecoder().decode(bytes)),
+        hexView(bytes),
       ),
     )
     if (d.covered) blocks.push(section('Text the signature covers (marked: whitespace removed before signing)', coveredView(d.covered)))
-    if (d.payload !== undefined) blocks.push(section('Parsed payload', h('pre', { 'data-testid': 'payload' }, d.payload)))
+    if (d.payload !== undefined) blocks.push(section('Parsed payload', longText({ 'data-testid': 'payload' }, d.payload)))
   }
   if (d.app) {
     blocks.push(
@@ -132,7 +147,7 @@ export async function showDetail(
           ],
           'app-answer',
         ),
-        h('pre', {}, d.app.bodyText),
+        longText({}, d.app.bodyText),
       ),
     )
   }

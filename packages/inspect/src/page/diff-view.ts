@@ -1,11 +1,15 @@
 import type { DiffSegment, RecordDiff } from '../diff.ts'
 import { api } from './api.ts'
 import { h, section } from './dom.ts'
+import { longText } from './long-text.ts'
+
+const changed = (text: string): HTMLElement => h('mark', {}, text)
 
 function segmentsView(segments: DiffSegment[], testid: string): HTMLElement {
-  const pre = h('pre', { 'data-testid': testid })
-  for (const s of segments) pre.append(s.changed ? h('mark', {}, s.text) : document.createTextNode(s.text))
-  return pre
+  return longText(
+    { 'data-testid': testid },
+    segments.map((s) => (s.changed ? { text: s.text, mark: changed } : { text: s.text })),
+  )
 }
 
 /** Two deliveries side by side in `pane`: headers, bytes and signed text, what differs marked. `current`: as for showDetail. */

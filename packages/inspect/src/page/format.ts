@@ -9,6 +9,18 @@ export function clockTime(ms: number): string {
   return CLOCK.format(ms)
 }
 
+/**
+ * `text` cut to about `max` characters, saying how many it leaves out: for a row, whose full text
+ * (a 6 KB path and query) is in the detail. A line of several KB that may break anywhere costs a
+ * long layout each time a row is added above it, and a burst adds one a frame.
+ */
+export function clipped(text: string, max: number): string {
+  if (text.length <= max) return text
+  // Not between the two halves of a surrogate pair.
+  const end = text.charCodeAt(max - 1) >= 0xd800 && text.charCodeAt(max - 1) <= 0xdbff ? max - 1 : max
+  return `${text.slice(0, end)}… (${text.length - end} more characters)`
+}
+
 /** How a record's verdict reads, in its row and its detail. */
 export function verdictLabel(r: RecordSummary): string {
   if (r.kind === 'token') return r.verdict === 'verified' ? 'token issued' : 'token refused'

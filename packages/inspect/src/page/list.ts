@@ -1,6 +1,6 @@
 import type { RecordSummary } from '../view.ts'
 import { type Child, h } from './dom.ts'
-import { clockTime, disagreementText, verdictLabel } from './format.ts'
+import { clipped, clockTime, disagreementText, verdictLabel } from './format.ts'
 import type { Records } from './records.ts'
 
 /**
@@ -13,6 +13,8 @@ import type { Records } from './records.ts'
  */
 
 const FRAME_BUDGET_MS = 8
+/** A row's method and path: two lines of the list at most; the detail shows the whole. */
+const ROW_PATH_CHARS = 160
 const FRAME_INTERVAL_MS = 100
 /** Drawn anyway when no frame comes (a tab in the background gets none). */
 const FALLBACK_MS = 250
@@ -113,7 +115,7 @@ export function createTimeline(records: Records): Timeline {
       h('span', { class: 'time' }, clockTime(r.time)),
       h('span', { class: 'verdict', 'data-testid': 'verdict' }, verdictLabel(r)),
       h('span', { class: 'mode' }, r.mode),
-      h('span', { class: 'path' }, `${r.method} ${r.path}`),
+      h('span', { class: 'path' }, clipped(`${r.method} ${r.path}`, ROW_PATH_CHARS)),
       h('span', { class: 'tags' }, ...tags),
     )
     return h('li', {}, link)
