@@ -498,6 +498,31 @@ const tokens: Section = {
       expect: refused(400, 'invalid_request', INVALID_REQUEST_CHALLENGE),
     },
     {
+      name: 'answers 400 invalid_request for a good token in the query beside an access_token field of a form body',
+      options: () => oauthOptions(),
+      send: async (wire) => {
+        const token = await fetchToken(wire)
+        const form = `event=customer.updated&access_token=${token.slice(0, -2)}`
+        return wire.send(post(form, { 'content-type': 'application/x-www-form-urlencoded' }, `/hooks?access_token=${token}`))
+      },
+      expect: refused(400, 'invalid_request', INVALID_REQUEST_CHALLENGE),
+    },
+    {
+      name: 'answers 400 invalid_request for a good token in the query beside a Bearer credential it does not read (after a tab)',
+      options: () => oauthOptions(),
+      send: async (wire) => {
+        const token = await fetchToken(wire)
+        return wire.send(post(EVENT, { authorization: `Bearer\t${token.slice(0, -2)}` }, `/hooks?access_token=${token}`))
+      },
+      expect: refused(400, 'invalid_request', INVALID_REQUEST_CHALLENGE),
+    },
+    {
+      name: 'answers 400 invalid_request for a good token in the query beside an empty Bearer credential',
+      options: () => oauthOptions(),
+      send: async (wire) => wire.send(post(EVENT, { authorization: 'Bearer' }, `/hooks?access_token=${await fetchToken(wire)}`)),
+      expect: refused(400, 'invalid_request', INVALID_REQUEST_CHALLENGE),
+    },
+    {
       name: 'answers 400 invalid_request for access_token twice in the query, the good one first',
       options: () => oauthOptions(),
       send: async (wire) => {

@@ -157,6 +157,8 @@ function basicAuthenticator(auth: BasicAuth, realm: string): Authenticator {
 }
 
 const BEARER = /^bearer[ ]+(\S+)\s*$/i
+/** An Authorization header that names the Bearer scheme, whatever follows it. */
+const BEARER_SCHEME = /^\s*bearer(?![!#$%&'*+.^_`|~0-9a-z-])/i
 
 /** The form field that carries a token, the query parameter's name. */
 const ACCESS_TOKEN = 'access_token'
@@ -174,28 +176,37 @@ function moreThanOneToken(): WebhookError {
 function oauth2Authenticator(keys: TokenKeys, clock: () => number): Authenticator {
   return async (req, readBody) => {
     const inQuery = req.url.searchParams.getAll(ACCESS_TOKEN)
-    const bearer = req.header('authorization')?.match(BEARER)?.[1]
+    const authorization = req.header('authorization')
+    const bearer = authorization?.match(BEARER)?.[1]
     // One token, in one place (RFC 6750 §2): with two, which one counts would be for the order of
     // the checks to decide, and a proxy or a log rule reading the other would see another credential.
-    if (inQuery.length + (bearer === undefined ? 0 : 1) > 1) throw moreThanOneToken()
+    // A Bearer credential beside a query token is a second one even where it is not read as one
+    // (`Bearer` and a tab, or nothing): another reader may take it for one.
+    if (inQuery.length > 1 || (inQuery.length === 1 && authorization !== null && BEARER_SCHEME.test(authorization))) {
+      throw moreThanOneToken()
+    }
     let token = inQuery[0] ?? bearer ?? null
     let form: Uint8Array | undefined
-    if (token === null && isFormUrlEncoded(req)) {
+    if (isFormUrlEncoded(req)) {
       // Only the token is looked for, in one pass over the bytes: nothing of an unauthenticated
-      // form is decoded, parsed or built.
-      form = await readBody()
+      // form is decoded, parsed or built. Read even when the token came another way, for a second
+      // one in it; the form is the payload only when the token is its field.
+      const body = await readBody()
       // The field cap first, by one bounded native search: a form of more fields is refused
       // whatever its token, and the search for the token below reads it part by part, so a form
       // of a million short parts that are not the token (`access_toke=&…`) cost up to fourteen
       // HMACs of it before a token was found missing (docs/benchmarks.md).
-      if (hasMoreFieldsThan(form, MAX_FORM_FIELDS)) {
+      if (hasMoreFieldsThan(body, MAX_FORM_FIELDS)) {
         // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
         throw new WebhookError('invalid_body', `The form has more than ${MAX_FORM_FIELDS} fields.`)
       }
       // A value longer than any token (each character may come percent-encoded) is not decoded.
-      const field = formField(form, ACCESS_TOKEN, 3 * MAX_TOKEN_LENGTH)
-      if (field === REPEATED_FIELD) throw moreThanOneToken()
-      token = field === undefined ? INVALID_TOKEN : field
+      const field = formField(body, ACCESS_TOKEN, 3 * MAX_TOKEN_LENGTH)
+      if (field === REPEATED_FIELD || (field !== null && token !== null)) throw moreThanOneToken()
+      if (token === null) {
+        form = body
+        token = field === undefined ? INVALID_TOKEN : field
+      }
     }
     if (token === null || token === '') {
       // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
