@@ -66,37 +66,15 @@ describe('a burst of deliveries', () => {
     `keeps the page responsive through ${BURST} deliveries, and lists exactly what the server keeps`,
     async () => {
       const { inspector: running } = await inspector()
-      page = await browser.newPage()
-      // Every task over 50 ms the page runs, from its first script on, by wall time: shown beside the CPU time.
-      await page.addInitScript(() => {
-        const seen: number[] = []
-        ;(window as { __longTasks?: number[] }).__longTasks = seen
-        new PerformanceObserver((list) => {
-          for (const entry of list.getEntries()) seen.push(entry.duration)
-        }).observe({ type: 'longtask', buffered: true })
-      })
-      await browser.startTracing(page, { categories: [TASK_CATEGORY] })
-      await page.goto(running.uiUrl)
-      await page.getByTestId('status').getByText('live').waitFor({ timeout: 15_000 })
+      page = await watchedPage(running.uiUrl)
 
       const body = '{"event":"order.paid","data":{"id":42}}'
       const signature = await sign(body, SECRET)
-      let next = 0
-      const statuses: number[] = []
-      await Promise.all(
-        Array.from({ length: PARALLEL }, async () => {
-          while (next < BURST) {
-            next++
-            const answer = await send(`${running.receiveUrl}/hooks`, {
-              // With its length, as the service sends: a chunked body reserves the whole size limit of the
-              // inspector's in-flight budget, which 32 at once would exhaust.
-              headers: { 'x-service-hmac-signature': signature, 'content-length': String(Buffer.byteLength(body)) },
-              chunks: [body],
-            })
-            statuses.push(answer.status)
-          }
-        }),
-      )
+      const statuses = await sendAll(BURST, () => ({
+        url: `${running.receiveUrl}/hooks`,
+        headers: { 'x-service-hmac-signature': signature },
+        body,
+      }))
       expect(statuses).toHaveLength(BURST)
       expect(statuses.every((status) => status === 200)).toBe(true)
 
@@ -125,34 +103,15 @@ describe('heavy deliveries', () => {
     `keeps the page responsive through ${HEAVY_BURST} deliveries of a 6 KB address and a 20 KB body, and opens a 1 MiB body without a long task`,
     async () => {
       const { inspector: running } = await inspector()
-      page = await browser.newPage()
-      await page.addInitScript(() => {
-        const seen: number[] = []
-        ;(window as { __longTasks?: number[] }).__longTasks = seen
-        new PerformanceObserver((list) => {
-          for (const entry of list.getEntries()) seen.push(entry.duration)
-        }).observe({ type: 'longtask', buffered: true })
-      })
-      await browser.startTracing(page, { categories: [TASK_CATEGORY] })
-      await page.goto(running.uiUrl)
-      await page.getByTestId('status').getByText('live').waitFor({ timeout: 15_000 })
+      page = await watchedPage(running.uiUrl)
 
       const body = JSON.stringify({ event: 'order.paid', data: { id: 42, note: 'x'.repeat(20_000) } })
       const signature = await sign(body, SECRET)
-      let next = 0
-      const statuses: number[] = []
-      await Promise.all(
-        Array.from({ length: PARALLEL }, async () => {
-          while (next < HEAVY_BURST) {
-            const n = next++
-            const answer = await send(`${running.receiveUrl}${heavyPath(n)}`, {
-              headers: { ...HEAVY_HEADERS, 'x-service-hmac-signature': signature, 'content-length': String(Buffer.byteLength(body)) },
-              chunks: [body],
-            })
-            statuses.push(answer.status)
-          }
-        }),
-      )
+      const statuses = await sendAll(HEAVY_BURST, (n) => ({
+        url: `${running.receiveUrl}${heavyPath(n)}`,
+        headers: { ...HEAVY_HEADERS, 'x-service-hmac-signature': signature },
+        body,
+      }))
       expect(statuses).toHaveLength(HEAVY_BURST)
       expect(statuses.every((status) => status === 200)).toBe(true)
       const kept = await keptIds(running.uiUrl, running.accessToken)
@@ -199,6 +158,44 @@ describe('heavy deliveries', () => {
     BURST_TEST_MS,
   )
 })
+
+/** A new page on `uiUrl`, live, its tasks traced and its long tasks observed from its first script on. */
+async function watchedPage(uiUrl: string): Promise<Page> {
+  const opened = await browser.newPage()
+  // Every task over 50 ms the page runs, by wall time: shown beside the CPU time.
+  await opened.addInitScript(() => {
+    const seen: number[] = []
+    ;(window as { __longTasks?: number[] }).__longTasks = seen
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) seen.push(entry.duration)
+    }).observe({ type: 'longtask', buffered: true })
+  })
+  await browser.startTracing(opened, { categories: [TASK_CATEGORY] })
+  await opened.goto(uiUrl)
+  await opened.getByTestId('status').getByText('live').waitFor({ timeout: 15_000 })
+  return opened
+}
+
+/** Sends `count` deliveries, {@link PARALLEL} at a time, the n-th as `delivery(n)` makes it; their statuses. */
+async function sendAll(
+  count: number,
+  delivery: (n: number) => { url: string; headers: Record<string, string>; body: string },
+): Promise<number[]> {
+  let next = 0
+  const statuses: number[] = []
+  await Promise.all(
+    Array.from({ length: PARALLEL }, async () => {
+      while (next < count) {
+        const { url, headers, body } = delivery(next++)
+        // With its length, as the service sends: a chunked body reserves the whole size limit of the
+        // inspector's in-flight budget, which 32 at once would exhaust.
+        const answer = await send(url, { headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, chunks: [body] })
+        statuses.push(answer.status)
+      }
+    }),
+  )
+  return statuses
+}
 
 async function keptIds(uiUrl: string, token: string): Promise<number[]> {
   const answer = await fetch(`${new URL(uiUrl).origin}/api/state`, { headers: { 'x-inspect-token': token } })
