@@ -119,10 +119,10 @@ export function unicodeCandidate(body: Uint8Array): Uint8Array | undefined {
 
 /**
  * The largest body the Unicode-whitespace fallback is tried on, as the Gson one is bounded: its
- * form is a JavaScript pass over every byte, three to five HMACs of the same bytes, which with the
- * HMACs around it read up to 11 HMACs of a body of 64 KiB (`E2 80` pairs) and about 6 at 16 KiB,
- * where the contract allows 8. The senders it is for send deliveries of a few KiB
- * (docs/benchmarks.md).
+ * form is a JavaScript pass over every byte, two to four HMACs of the same bytes, which with the
+ * forms and HMACs around it reads up to about 10 HMACs of a refused body (a body of U+2028 at
+ * 16 KiB); docs/security.md states 12 for the option. Bounded so that a large body never pays it:
+ * the senders it is for send deliveries of a few KiB (docs/benchmarks.md).
  */
 export const MAX_UNICODE_FALLBACK_BODY = 16 * 1024
 
