@@ -440,6 +440,8 @@ export interface UnitFigure {
   entry: string
   label: string
   secrets: number
+  /** HMACs a secret a refusal through this entry point may cost, where not the contract's 8 (the entry point's own bound). */
+  hmacsPerSecret?: number
   size: number
   /** The unit whose body cost most in the screening, as printable text. */
   worst: string
@@ -547,6 +549,7 @@ async function measureUnits(): Promise<UnitsResult> {
       entry: entry.id,
       label: entry.label,
       secrets: entry.secrets,
+      ...(entry.hmacsPerSecret !== undefined && { hmacsPerSecret: entry.hmacsPerSecret }),
       size,
       worst: unitLabel(unit),
       screened,

@@ -5,7 +5,7 @@
 
 import { UNICODE_HMACS_PER_SECRET } from '@hookguard/testkit/entry-points'
 import { SHAPE_LABELS, type Shape } from '@hookguard/testkit/payload'
-import type { EntryResult, RefusalFigure, RefusalResult, UnderAttackResult, UnitsResult } from './adversarial.ts'
+import type { EntryResult, RefusalFigure, RefusalResult, UnderAttackResult, UnitFigure, UnitsResult } from './adversarial.ts'
 import type { Figures } from './figures.ts'
 import type { HttpResult } from './http.ts'
 import type { InstructionsResult } from './instructions.ts'
@@ -86,8 +86,8 @@ const HTTP_LABELS: Record<string, string> = {
 const MEMORY_TARGET = 1.05
 /** The contract's Cost paragraph: an unauthenticated request costs at most this many HMACs over its body, on every entry point. */
 const REFUSAL_TARGET = 8
-/** The bound for a refusal through `entry`: the contract's, or the higher one docs/security.md states for `unicodeWhitespace`. */
-const refusalTarget = (entry: string) => (entry.startsWith('secret-unicode') ? UNICODE_HMACS_PER_SECRET : REFUSAL_TARGET)
+/** A unit figure's bound: its entry point's own (stored with the figure), else the contract's. */
+const unitTarget = (f: UnitFigure) => f.hmacsPerSecret ?? REFUSAL_TARGET
 
 const x = (ratio: number) => `${ratio.toFixed(2)}×`
 const us = (ns: number) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(1)} µs`)
@@ -540,15 +540,14 @@ function entryPointTable(results: EntryResult[], runtime: string, misses: Miss[]
       // The contract's bound is per configured secret: three secrets are three HMACs of each form.
       const secrets = f.secrets ?? 1
       const judged = f.ratio / secrets
-      const target = refusalTarget(entry.id)
-      if (judged > target) {
+      if (judged > REFUSAL_TARGET) {
         misses.push({
           target: 'refusal',
-          what: `${entry.label}, ${r.label}: ${x(judged)} one HMAC over the body a secret, target ≤ ${x(target)}`,
+          what: `${entry.label}, ${r.label}: ${x(judged)} one HMAC over the body a secret, target ≤ ${x(REFUSAL_TARGET)}`,
         })
       }
       const shown = secrets === 1 ? x(f.ratio) : `${x(f.ratio)} (${x(judged)} a secret)`
-      return `${judged > target ? '✗ ' : ''}${shown}`
+      return `${judged > REFUSAL_TARGET ? '✗ ' : ''}${shown}`
     }),
   ])
   const refusals = results.flatMap((r) => r.figures.filter((f) => f.status >= 400))
@@ -575,7 +574,8 @@ function unitsTable(units: UnitsResult, runtime: string, misses: Miss[]): string
         ...units.sizes.map((size) => {
           const f = units.figures.find((figure) => figure.build === build && figure.entry === entry && figure.size === size)
           if (f === undefined) return '–'
-          const target = refusalTarget(entry)
+          // The entry point's own bound where it states one (`unicodeWhitespace`: docs/security.md).
+          const target = unitTarget(f)
           if (f.ratio > target) {
             misses.push({
               target: 'refusal',
@@ -587,11 +587,15 @@ function unitsTable(units: UnitsResult, runtime: string, misses: Miss[]): string
       ])
     }
   }
-  const worst = Math.max(...units.figures.map((f) => f.ratio))
+  // The figure nearest its own bound, or furthest over it.
+  const worst = units.figures.reduce<UnitFigure | undefined>(
+    (w, f) => (w === undefined || f.ratio / unitTarget(f) > w.ratio / unitTarget(w) ? f : w),
+    undefined,
+  )
   return [
     `### Unauthenticated requests, every repeated unit (${runtime}, Node and Web builds)`,
     '',
-    `Bodies that repeat one unit of one to three bytes, over the bytes the core's scans compare against (testkit/src/units.ts, ${units.every ? `all ${units.units} units` : `a sample of ${units.units} units`}), at each size, through every entry point of testkit/src/entry-points.ts, on the Node build against one \`createHmac\` and on the Web build against one \`crypto.subtle.sign\` of the same bytes. Each (unit, entry point, size, build) is timed once; the unit that cost most is measured again, interleaved with the HMAC, and its median a configured secret is shown with its interquartile range and the unit. Target: ≤ ${x(REFUSAL_TARGET)} a secret. Worst: ${x(worst)} (${verdict(worst, REFUSAL_TARGET)}).`,
+    `Bodies that repeat one unit of one to three bytes, over the bytes the core's scans compare against (testkit/src/units.ts, ${units.every ? `all ${units.units} units` : `a sample of ${units.units} units`}), at each size, through every entry point of testkit/src/entry-points.ts, on the Node build against one \`createHmac\` and on the Web build against one \`crypto.subtle.sign\` of the same bytes. Each (unit, entry point, size, build) is timed once; the unit that cost most is measured again, interleaved with the HMAC, and its median a configured secret is shown with its interquartile range and the unit. Target: ≤ ${x(REFUSAL_TARGET)} a secret, or the entry point's own bound where docs/security.md states one (${x(UNICODE_HMACS_PER_SECRET)} with \`unicodeWhitespace\`). Worst against its bound: ${worst === undefined ? '–' : `${worst.label}, ${x(worst.ratio)} (${verdict(worst.ratio, unitTarget(worst))})`}.`,
     '',
     table(['build', 'entry point', ...sizes], rows),
   ].join('\n')
