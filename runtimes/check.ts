@@ -1,5 +1,6 @@
 import { parseArgs } from './suite/args.ts'
-import { runPortable, runtimeName } from './suite/portable.ts'
+import { runPortable } from './suite/portable.ts'
+import { runtimeName } from './suite/runtime-name.ts'
 import { checkServed } from './suite/served.ts'
 
 // Bun and Deno run this file as it is, from this folder, and resolve `@hookguard/*` through

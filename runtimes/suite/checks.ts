@@ -6,6 +6,7 @@ import fixtures from '@hookguard/testkit/signatures.json' with { type: 'json' }
 import { Hono } from 'hono'
 import { MOCK_APP } from './mock-app.ts'
 import { assert, same, type Tally } from './reply.ts'
+import { runtimeKind } from './runtime-name.ts'
 
 export type Build = 'node' | 'web' | 'edge'
 
@@ -125,16 +126,6 @@ async function checkReceiptBounds(tally: Tally): Promise<void> {
   }
 }
 
-/** The runtime by name, for what differs between them by design. */
-function runtimeName(): 'node' | 'bun' | 'deno' | 'workerd' | 'unknown' {
-  const g = globalThis as { Deno?: unknown; Bun?: unknown; process?: { versions?: { node?: string } }; navigator?: { userAgent?: string } }
-  if (g.Deno !== undefined) return 'deno'
-  if (g.Bun !== undefined) return 'bun'
-  if (g.navigator?.userAgent === 'Cloudflare-Workers') return 'workerd'
-  if (g.process?.versions?.node !== undefined) return 'node'
-  return 'unknown'
-}
-
 /**
  * Where a timer is the process's (Node, Bun, Deno), the bodies being read share one: a timer armed
  * and cleared per body costs several microseconds a delivery on Deno. In workerd a timer belongs to
@@ -142,7 +133,7 @@ function runtimeName(): 'node' | 'bun' | 'deno' | 'workerd' | 'unknown' {
  * bodies are being read.
  */
 async function checkWatchTimers(tally: Tally): Promise<void> {
-  const runtime = runtimeName()
+  const runtime = runtimeKind()
   const shared = runtime !== 'workerd'
   const bodies = 20
   await tally.check(

@@ -47,11 +47,3 @@ export async function runPortable({ build, reference, mockUrl, stripper }: Porta
   await checkClient(tally, mockUrl)
   return tally
 }
-
-/** `bun 1.4.5`, `deno 2.9.6`, `node 24.21.0`: from the runtime itself, not from what the caller meant to start. */
-export function runtimeName(): string {
-  const agent = globalThis.navigator?.userAgent ?? ''
-  const match = /^(Bun|Deno|Node\.js)\/v?(\S+)/.exec(agent)
-  if (match === null) return agent === 'Cloudflare-Workers' ? 'workerd' : agent || 'unknown runtime'
-  return `${(match[1] as string).toLowerCase().replace('.js', '')} ${match[2]}`
-}
