@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import { canBind, refusedOrigin, unassignedPort } from '@hookguard/testkit/ports'
 import { afterEach, describe, expect, it } from 'vitest'
 
@@ -44,6 +46,51 @@ describe('unassignedPort', () => {
     const port = await unassignedPort()
     await new Promise<void>((done) => taken.listen(port, '127.0.0.1', done))
     for (let i = 0; i < 50; i++) expect(await unassignedPort()).not.toBe(port)
+  })
+})
+
+describe('unassignedPort beside another suite', () => {
+  /** Where `unassignedPort` looks for a draw of `d`: its range spans from 10 000 to the kernel's. */
+  const drawFor = (port: number) => (port - 10_000 + 0.5) / (ephemeralLow - 10_000)
+
+  it('never gives a port another running process drew, even while nothing listens on it, and takes it over once that process is gone', async () => {
+    // Another process of the suite draws a port and keeps it, as a test does while its Redis is
+    // stopped for an outage: nothing listens there.
+    const module = fileURLToPath(new URL('../testkit/src/ports.ts', import.meta.url))
+    const other = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `const { unassignedPort } = await import(${JSON.stringify(module)}); console.log(await unassignedPort()); setInterval(() => {}, 1000)`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        other.stdout.once('data', (line: Buffer) => resolve(Number(line.toString().trim())))
+        other.once('exit', (code) => reject(new Error(`the other process exited with ${code}`)))
+      })
+      expect(await canBind(port)).toBe(true)
+      const draws = [drawFor(port), 0.5]
+      const given = await unassignedPort([], () => draws.shift() ?? Math.random())
+      expect(given).not.toBe(port)
+      // Killed: its exit handler never ran, and its reservation is left behind.
+      other.kill('SIGKILL')
+      await new Promise((resolve) => other.once('exit', resolve))
+      expect(await unassignedPort([], () => drawFor(port))).toBe(port)
+    } finally {
+      other.kill('SIGKILL')
+    }
+  }, 30_000)
+
+  it('gives a port once in a process, though it is free again', async () => {
+    const port = await unassignedPort()
+    expect(await canBind(port)).toBe(true)
+    const draws = [drawFor(port), drawFor(port), 0.5]
+    expect(await unassignedPort([], () => draws.shift() ?? Math.random())).not.toBe(port)
   })
 })
 

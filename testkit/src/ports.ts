@@ -7,9 +7,17 @@
  * that expected a refusal reaches someone else's server. So these ports come from below the kernel's
  * range for port 0, where no listener of the suite is ever put by the kernel, chosen at random and
  * checked free by binding them.
+ *
+ * Checked free is not enough while two suites run side by side (CONTRIBUTING.md asks for it): a
+ * port is free while the server given it is stopped for a test of an outage, and another process
+ * drawing then got it, started its own Redis there, and the first test's client, reconnecting,
+ * reached that one. So each port handed out is also reserved, by a file named for it that holds
+ * the process's id, until that process ends; a port another live process reserved is never drawn.
  */
-import { readFileSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 const HOST = '127.0.0.1'
 /** Linux's default range for port 0 starts at 32 768; macOS's and Windows' at 49 152. */
@@ -39,16 +47,75 @@ export function canBind(port: number): Promise<boolean> {
 
 /**
  * A free loopback port the kernel never hands out for port 0, with `offsets` more above it free as well
- * and as far out of that range (Redis Cluster's bus listens on its port + 10 000).
+ * and as far out of that range (Redis Cluster's bus listens on its port + 10 000). Each is reserved for
+ * this process until it ends. `draw` picks where to look, in [0, 1): for the tests of this module.
  */
-export async function unassignedPort(offsets: readonly number[] = []): Promise<number> {
+export async function unassignedPort(offsets: readonly number[] = [], draw: () => number = Math.random): Promise<number> {
   const highest = ephemeralLow() - 1 - Math.max(0, ...offsets)
   if (highest <= LOWEST) throw new Error(`the kernel hands out ports from ${ephemeralLow()}: no room below it for a test's port`)
   for (let tries = 0; tries < TRIES; tries++) {
-    const port = LOWEST + Math.floor(Math.random() * (highest - LOWEST + 1))
-    if (await everyBindable([port, ...offsets.map((offset) => port + offset)])) return port
+    const port = LOWEST + Math.floor(draw() * (highest - LOWEST + 1))
+    const ports = [port, ...offsets.map((offset) => port + offset)]
+    if (!ports.every(reserve)) continue
+    if (await everyBindable(ports)) return port
   }
   throw new Error(`found no free port between ${LOWEST} and ${highest} in ${TRIES} tries`)
+}
+
+/** Where the reservations are: one file a port, holding the id of the process that drew it. */
+export const RESERVATIONS = join(tmpdir(), 'hookguard-test-ports')
+const reserved = new Set<number>()
+
+/**
+ * Whether `port` is this process's now, reserved by no other process that still runs (a worker
+ * killed without its exit handler leaves its files behind). A port is handed out once a process:
+ * one drawn before, even one that could not be bound, may belong to a server of this suite between
+ * two starts.
+ */
+function reserve(port: number): boolean {
+  if (reserved.has(port)) return false
+  mkdirSync(RESERVATIONS, { recursive: true })
+  const file = join(RESERVATIONS, String(port))
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx')
+      writeSync(fd, String(process.pid))
+      closeSync(fd)
+      if (reserved.size === 0) process.once('exit', releaseAll)
+      reserved.add(port)
+      return true
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const holder = Number(readFileSafely(file))
+      // Being written this moment (empty), or held by a live process: not this one's.
+      if (!Number.isInteger(holder) || holder <= 0 || isRunning(holder)) return false
+      rmSync(file, { force: true })
+    }
+  }
+  return false
+}
+
+function readFileSafely(file: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {
+    return ''
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+function releaseAll(): void {
+  for (const port of reserved) rmSync(join(RESERVATIONS, String(port)), { force: true })
+  reserved.clear()
 }
 
 async function everyBindable(ports: number[]): Promise<boolean> {

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { unassignedPort } from './ports.ts'
+import { answeringProcess } from './redis-server.ts'
 
 const HOST = '127.0.0.1'
 const NODES = 6
@@ -111,7 +112,8 @@ export async function startRedisCluster({ nodeTimeoutMs = 1000 }: RedisClusterOp
           { stdio: ['ignore', 'ignore', 'ignore'] },
         )
         children.set(port, child)
-        await waitFor(() => cli(port, 'PING').then((reply) => reply === 'PONG'), `node ${port} to answer PING`, child)
+        // This node itself, not another Redis on the port.
+        await waitFor(() => answeringProcess(port).then((pid) => pid === child.pid), `node ${port} to answer`, child)
       }),
     )
     // redis-cli assigns the slots, pairs each master with a replica on another node, and waits

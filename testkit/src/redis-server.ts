@@ -89,7 +89,7 @@ export async function startRedis(options: { own?: boolean; appendonly?: boolean 
       output = (output + chunk.toString()).slice(-2000)
     })
     try {
-      await waitForPing(port, child)
+      await waitForAnswer(port, child)
     } catch (error) {
       child.kill('SIGKILL')
       throw new Error(`redis-server did not start on ${HOST}:${port}: ${(error as Error).message}\n${output}`)
@@ -125,30 +125,37 @@ export async function startRedis(options: { own?: boolean; appendonly?: boolean 
   }
 }
 
-async function waitForPing(port: number, child: ChildProcess): Promise<void> {
+async function waitForAnswer(port: number, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS
   for (;;) {
     if (child.exitCode !== null) throw new Error(`it exited with code ${child.exitCode}`)
-    if (await answersPing(port)) return
-    if (Date.now() > deadline) throw new Error(`no PING answer within ${START_TIMEOUT_MS} ms`)
+    const answering = await answeringProcess(port)
+    // Another Redis on the port (this one could not bind it, and has not been seen to exit yet): a
+    // test would reach that one, and stopping this one would stop nothing.
+    if (answering !== undefined && answering !== child.pid) throw new Error(`another Redis (process ${answering}) answers on the port`)
+    if (answering !== undefined) return
+    if (Date.now() > deadline) throw new Error(`no answer within ${START_TIMEOUT_MS} ms`)
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
 }
 
-function answersPing(port: number): Promise<boolean> {
+/** The process id of the Redis answering on `port` (its `INFO server`), or `undefined` for none. */
+export function answeringProcess(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const socket = new Socket()
     let reply = ''
-    const done = (ok: boolean) => {
+    const done = (pid: number | undefined) => {
       socket.destroy()
-      resolve(ok)
+      resolve(pid)
     }
-    socket.setTimeout(500, () => done(false))
-    socket.once('error', () => done(false))
+    socket.setTimeout(500, () => done(undefined))
+    socket.once('error', () => done(undefined))
     socket.on('data', (chunk) => {
       reply += chunk.toString()
-      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'))
+      if (reply.startsWith('-')) done(undefined)
+      const found = /\r\nprocess_id:(\d+)\r\n/.exec(reply)
+      if (found !== null) done(Number(found[1]))
     })
-    socket.connect(port, HOST, () => socket.write('PING\r\n'))
+    socket.connect(port, HOST, () => socket.write('INFO server\r\n'))
   })
 }
