@@ -15,11 +15,12 @@ const DIGITS = /^[0-9]+$/
  * value is the same (a repeated header line arrives joined with `, `). A request with both
  * `Content-Length` and `Transfer-Encoding` is the classic request-smuggling shape; RFC 9112 §6.1
  * lets a server refuse it, and refusing is the only way to be sure which framing a runtime used.
+ * `transferEncoding` is that header's value where the caller has read it already.
  */
-export function declaredBodyLength(headers: HeaderSource): number | undefined | 'invalid' {
+export function declaredBodyLength(headers: HeaderSource, transferEncoding?: string | null): number | undefined | 'invalid' {
   const contentLength = readHeader(headers, 'content-length')
   if (contentLength === null) return undefined
-  if (readHeader(headers, 'transfer-encoding') !== null) return 'invalid'
+  if ((transferEncoding === undefined ? readHeader(headers, 'transfer-encoding') : transferEncoding) !== null) return 'invalid'
   // One value, as every client sends it: no list to split.
   // Stryker disable next-line ConditionalExpression: speed only — the loop below reads one value the same way (→ true is killed)
   if (DIGITS.test(contentLength)) return Number(contentLength)

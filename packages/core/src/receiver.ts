@@ -300,8 +300,10 @@ class BodyReader {
    */
   readonly read: ReadBody = () => {
     if (this.#body === undefined) {
-      if (!asSent(this.#req)) return Promise.reject(unsupportedEncoding())
-      this.#body = this.#readWithin(this.#maxBodySize)
+      // Read once here: the length's check needs it too.
+      const transferEncoding = this.#req.header('transfer-encoding')
+      if (!asSent(this.#req.header('content-encoding'), transferEncoding)) return Promise.reject(unsupportedEncoding())
+      this.#body = this.#readWithin(this.#maxBodySize, transferEncoding)
     }
     return this.#body
   }
@@ -311,10 +313,10 @@ class BodyReader {
     return this.#body
   }
 
-  #readWithin(limit: number): Promise<Uint8Array> {
+  #readWithin(limit: number, transferEncoding?: string | null): Promise<Uint8Array> {
     try {
       const incoming = this.#incoming
-      const source = readSource(incoming.body, limit, checkedLength(incoming, limit))
+      const source = readSource(incoming.body, limit, checkedLength(incoming, limit, transferEncoding))
       if (source instanceof Uint8Array) return Promise.resolve(withinLimit(source, limit))
       return source.then(
         (bytes) => withinLimit(bytes, limit),
@@ -330,8 +332,8 @@ class BodyReader {
  * The `Content-Length` to read by, once the headers pass: one valid length (over the limit only by
  * what the body reader may drain), or `undefined` for none.
  */
-function checkedLength(incoming: IncomingRequest, maxBodySize: number): number | undefined {
-  const declared = declaredBodyLength(incoming.headers)
+function checkedLength(incoming: IncomingRequest, maxBodySize: number, transferEncoding?: string | null): number | undefined {
+  const declared = declaredBodyLength(incoming.headers, transferEncoding)
   if (declared === 'invalid') {
     // Stryker disable next-line StringLiteral: message text only — the error code and status are pinned
     throw new WebhookError('invalid_body', 'Content-Length must be one non-negative integer, and not sent with Transfer-Encoding.')
@@ -350,9 +352,8 @@ function checkedLength(incoming: IncomingRequest, maxBodySize: number): number |
  * transfer coding other than chunked (`gzip, chunked`) is a compression too: Node and the
  * frameworks undo the chunks and hand on the compressed bytes, which would be judged as the body.
  */
-function asSent(req: WebhookRequest): boolean {
-  const encoding = req.header('content-encoding')
-  return (encoding === null || onlyIdentity(encoding)) && onlyChunked(req.header('transfer-encoding'))
+function asSent(contentEncoding: string | null, transferEncoding: string | null): boolean {
+  return (contentEncoding === null || onlyIdentity(contentEncoding)) && onlyChunked(transferEncoding)
 }
 
 function unsupportedEncoding(): WebhookError {
