@@ -30,15 +30,24 @@ for (const b of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]) JAVA_WHITESPACE[b] = 1
  * two look-ups a byte, whatever the byte: a comparison per lead byte made a body of lead bytes
  * that begin nothing (`E2 E2 …`) cost 12 to 17 HMACs of it at 64 KiB, and one of U+001C 9 to 12.
  */
-interface WhitespaceTables {
+export interface WhitespaceTables {
+  /** A pair's kind, at `b0 << 8 | b1`. */
   pairs: Uint8Array
+  /** At `kind << 8 | b2`: 1 where a three-byte kind's third byte ends a whitespace character. */
   third: Uint8Array
+  /**
+   * At `kind << 8 | b2`, for the WebAssembly kernel's pass (strip.wat, `unicode`), which judges
+   * each byte without a branch: the length of the whitespace character that begins with the pair
+   * and `b2` (0 to 3), plus {@link BEYOND_JAVA} when it is not one of Java's six.
+   */
+  starts: Uint8Array
 }
 
 const JAVA = 1
 const ONE_BYTE = 2
 const TWO_BYTES = 3
 const THREE_BYTES = 4
+const BEYOND_JAVA = 4
 
 /** The lead pairs of the three-byte characters, each with the third bytes that end one. */
 const THREE_BYTE_CHARACTERS: [number, number[]][] = [
@@ -51,7 +60,7 @@ const THREE_BYTE_CHARACTERS: [number, number[]][] = [
 
 let tables: WhitespaceTables | undefined
 
-function whitespaceTables(): WhitespaceTables {
+export function whitespaceTables(): WhitespaceTables {
   if (tables !== undefined) return tables
   const pairs = new Uint8Array(0x10000)
   const first = (b0: number, kind: number) => pairs.fill(kind, b0 << 8, (b0 + 1) << 8)
@@ -60,11 +69,19 @@ function whitespaceTables(): WhitespaceTables {
   pairs[0xc285] = TWO_BYTES
   pairs[0xc2a0] = TWO_BYTES
   const third = new Uint8Array((THREE_BYTES + THREE_BYTE_CHARACTERS.length) << 8)
+  const starts = new Uint8Array(third.length)
+  const row = (kind: number, value: number) => starts.fill(value, kind << 8, (kind + 1) << 8)
+  row(JAVA, 1)
+  row(ONE_BYTE, 1 | BEYOND_JAVA)
+  row(TWO_BYTES, 2 | BEYOND_JAVA)
   THREE_BYTE_CHARACTERS.forEach(([pair, ends], at) => {
     pairs[pair] = THREE_BYTES + at
-    for (const end of ends) third[((THREE_BYTES + at) << 8) | end] = 1
+    for (const end of ends) {
+      third[((THREE_BYTES + at) << 8) | end] = 1
+      starts[((THREE_BYTES + at) << 8) | end] = 3 | BEYOND_JAVA
+    }
   })
-  tables = { pairs, third }
+  tables = { pairs, third, starts }
   return tables
 }
 
@@ -75,6 +92,10 @@ function whitespaceTables(): WhitespaceTables {
  *
  * Off by default in the verifier: the service's Java strip never produces this form, and accepting
  * it lets anyone holding one signed delivery insert invisible characters into its strings.
+ *
+ * The portable pass: where a WebAssembly module can be had, the verifier makes the same text with
+ * the kernel (strip.wat, `unicode`), whose pass has no branch on the bytes. This one's branches
+ * mispredict on a body whose bytes mix kinds at random: six to seven HMACs of it at 16 KiB.
  */
 export function stripUnicodeWhitespace(input: Uint8Array): Uint8Array | undefined {
   const { pairs, third } = whitespaceTables()
@@ -110,19 +131,24 @@ export function stripUnicodeWhitespace(input: Uint8Array): Uint8Array | undefine
 }
 
 /**
- * Candidate 2 (only with `unicodeWhitespace: true`): {@link stripUnicodeWhitespace}, for bodies up
- * to {@link MAX_UNICODE_FALLBACK_BODY}.
+ * Candidate 2 (only with `unicodeWhitespace: true`): {@link stripUnicodeWhitespace}, or the
+ * platform's faster pass that makes the same text (`strip`), for bodies up to
+ * {@link MAX_UNICODE_FALLBACK_BODY}.
  */
-export function unicodeCandidate(body: Uint8Array): Uint8Array | undefined {
-  return body.length > MAX_UNICODE_FALLBACK_BODY ? undefined : stripUnicodeWhitespace(body)
+export function unicodeCandidate(
+  body: Uint8Array,
+  strip: (body: Uint8Array) => Uint8Array | undefined = stripUnicodeWhitespace,
+): Uint8Array | undefined {
+  return body.length > MAX_UNICODE_FALLBACK_BODY ? undefined : strip(body)
 }
 
 /**
  * The largest body the Unicode-whitespace fallback is tried on, as the Gson one is bounded: its
- * form is a JavaScript pass over every byte, two to four HMACs of the same bytes, which with the
- * forms and HMACs around it reads up to about 10 HMACs of a refused body (a body of U+2028 at
- * 16 KiB); docs/security.md states 12 for the option. Bounded so that a large body never pays it:
- * the senders it is for send deliveries of a few KiB (docs/benchmarks.md).
+ * form is a pass over every byte, about two and a half HMACs of the same bytes by the WebAssembly
+ * kernel, which with the forms and HMACs around it reads up to about 10 HMACs of a refused body (a
+ * body mixing Gson's escapes and U+2028 at random, at 16 KiB); docs/security.md states 12 for the
+ * option. Bounded so that a large body never pays it: the senders it is for send deliveries of a
+ * few KiB (docs/benchmarks.md).
  */
 export const MAX_UNICODE_FALLBACK_BODY = 16 * 1024
 

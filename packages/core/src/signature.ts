@@ -104,7 +104,7 @@ export async function matchCompatibilityForms(
   unicodeWhitespace: boolean,
 ): Promise<SignatureMatch | undefined> {
   if (unicodeWhitespace) {
-    const text = unicodeCandidate(raw)
+    const text = unicodeCandidate(raw, backend.unicodeText)
     const key = text === undefined ? -1 : matchingKey(await backend.hmac(keys, text), expected)
     if (key >= 0) return { form: 'unicode', text: text as Uint8Array, key }
   }

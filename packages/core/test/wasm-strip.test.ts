@@ -13,6 +13,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { backend as active } from '#crypto'
 import { compileStripWat } from '../../../scripts/build-wasm.ts'
 import { whitespaceStripper } from '../src/adapter.ts'
+import { stripUnicodeWhitespace } from '../src/canonical.ts'
 import { backend as node } from '../src/crypto/node.ts'
 import { stripModule as fromImport, importedModule } from '../src/crypto/strip-module.edge.ts'
 import { stripModule as fromBytes } from '../src/crypto/strip-module.ts'
@@ -278,6 +279,30 @@ describe.each(SOURCES)(
       const once = strip(input)
       const want = reference(once.slice())
       expect(Buffer.from(strip(once)).equals(want)).toBe(true)
+    })
+
+    it('removes Unicode whitespace as canonical.ts does, on bodies that mix every kind of byte at random, between calls of the other kernels', () => {
+      const kernels = createWasmKernels(source.load) as NonNullable<ReturnType<typeof createWasmKernels>>
+      // Every byte that begins a whitespace character, every byte that continues one, a few
+      // others, and the neighbours of each (E2 81 A0 is no whitespace, E2 81 9F is).
+      const bytes = [0x09, 0x0a, 0x0d, 0x20, 0x1b, 0x1c, 0x1f, 0x61, 0x3e, 0xc2, 0x85, 0xa0, 0xe1, 0x9a, 0xe2, 0x80, 0x81, 0x8a, 0x8b]
+      bytes.push(0xa8, 0xa9, 0xaf, 0x9f, 0xe3, 0xef, 0xbb, 0xbf, 0xbe)
+      const mixed = (length: number) => Uint8Array.from({ length }, () => pick(bytes))
+      const same = (input: Uint8Array) => {
+        const want = stripUnicodeWhitespace(input)
+        const got = kernels.unicode(input)
+        expect(got === undefined ? undefined : Buffer.from(got).toString('hex'), Buffer.from(input).toString('hex')).toBe(
+          want === undefined ? undefined : Buffer.from(want).toString('hex'),
+        )
+      }
+      for (let length = 0; length <= 300; length++) for (let n = 0; n < draws(20); n++) same(mixed(length))
+      for (let n = 0; n < draws(40); n++) {
+        // The other kernels write the same memory: the tables and the next body must not mind.
+        kernels.strip(body(20000, 0.3))
+        kernels.gson(mixed(3000), 100)
+        same(mixed(Math.floor(next() * 20000)))
+      }
+      same(new TextEncoder().encode('"李\u3000雷 x\u00A0y\u2028z\uFEFF\u0085\u1680\u205F\u001c"'))
     })
   },
   CPU_WORK_TIMEOUT_MS,

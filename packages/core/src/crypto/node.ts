@@ -154,6 +154,8 @@ export const backend: CryptoBackend = {
   canonicalSha256Sync: (body) => canonicalSha256Now(body),
   sha256Sync: (data) => sha256Now(data),
   gsonHmacSync: gsonDigests,
+  // A copy: the text is hashed after an `await`, and a match keeps it for the delivery's fingerprint.
+  unicodeText: (body) => stripper.unicode(body)?.slice(),
   stripper: () => stripper.kind(),
   // The asynchronous form runs on libuv's thread pool, so a slow derivation never blocks requests.
   pbkdf2Sha256: (password, salt, iterations) =>

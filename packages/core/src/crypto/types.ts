@@ -44,6 +44,12 @@ export interface CryptoBackend {
     body: Uint8Array,
     maxEscapes: number,
   ) => Promise<{ digests: Uint8Array[]; text: Uint8Array } | undefined>
+  /**
+   * Where the platform makes it faster than canonical.ts's portable pass (WebAssembly): the body
+   * with every Unicode whitespace character removed, exactly as canonical.ts's
+   * `stripUnicodeWhitespace` makes it, the caller's own copy; `undefined` when that would be.
+   */
+  unicodeText?: (body: Uint8Array) => Uint8Array | undefined
   /** Which stripper `canonicalHmac` and `canonicalSha256` use for bodies up to 1 MiB on this runtime. */
   stripper(): StripperKind
   /** PBKDF2-HMAC-SHA256, 32 bytes: deliberately slow, off the event loop where the platform allows. */

@@ -63,6 +63,8 @@ export const backend: CryptoBackend = {
   // `digest` copies its input when called, as `sign` does.
   canonicalSha256: async (body) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(stripper.strip(body)))),
   gsonHmac,
+  // A copy: the text is hashed after an `await`, and a match keeps it for the delivery's fingerprint.
+  unicodeText: (body) => stripper.unicode(body)?.slice(),
   stripper: () => stripper.kind(),
   pbkdf2Sha256: async (password, salt, iterations) => {
     const key = await crypto.subtle.importKey('raw', source(password), 'PBKDF2', false, ['deriveBits'])
