@@ -19,7 +19,7 @@ import { createReceiver, type IncomingRequest, type Receiver, sign, verifySignat
 import { type RefusalEntry, refusalEntries } from '@hookguard/testkit/entry-points'
 import { HOSTILE_SHAPES, type HostileShape, hostileShape } from '@hookguard/testkit/hostile'
 import { makePayload } from '@hookguard/testkit/payload'
-import { repeatingUnits, sampleUnits, unitBody, unitLabel } from '@hookguard/testkit/units'
+import { type HostileBodies, repeatingUnits, sampleUnits, unitsAndMixes } from '@hookguard/testkit/units'
 import { PATH, SECRET, type ServerMessage } from './http-server.ts'
 import { type Candidate, canCollect, measureSamples, median, quantile, RESULT_PREFIX, type Sample } from './measure.ts'
 
@@ -443,7 +443,7 @@ export interface UnitFigure {
   /** HMACs a secret a refusal through this entry point may cost, where not the contract's 8 (the entry point's own bound). */
   hmacsPerSecret?: number
   size: number
-  /** The unit whose body cost most in the screening, as printable text. */
+  /** The unit whose body cost most in the screening, as printable text, or the mix (`a mix of …`). */
   worst: string
   /** Its ratio in the screening (one call), and measured again in rounds (median; quartiles). */
   screened: number
@@ -506,34 +506,36 @@ async function hmacMs(build: UnitBuild, size: number): Promise<number> {
 async function measureUnits(): Promise<UnitsResult> {
   const every = unitsArg === undefined && !quick
   const units = every ? repeatingUnits() : sampleUnits(quick ? 4 : Number(unitsArg ?? 64))
+  // The units repeated, and bodies drawn at random from groups of them, where a pass that branches
+  // on each byte's kind mispredicts.
+  const candidates = unitsAndMixes(units)
   const builds = await unitBuilds()
-  const worst = new Map<string, { build: UnitBuild; entry: RefusalEntry; size: number; unit: Uint8Array; ratio: number }>()
+  const worst = new Map<string, { build: UnitBuild; entry: RefusalEntry; size: number; made: HostileBodies; ratio: number }>()
   for (const size of UNIT_SIZES) {
     for (const build of builds) {
       const floor = await hmacMs(build, size)
-      for (const [n, unit] of units.entries()) {
-        if (n % 1000 === 0) console.error(`adversarial: units, ${build.build}, ${size / 1024} KiB, ${n} of ${units.length}`)
-        const body = unitBody(unit, size)
+      for (const [n, made] of candidates.entries()) {
+        if (n % 1000 === 0) console.error(`adversarial: units, ${build.build}, ${size / 1024} KiB, ${n} of ${candidates.length}`)
+        const body = made.body(size)
         for (const entry of build.entries) {
           // Timed and checked in one call: tens of thousands of units make each call count.
           const start = cpuTime()
           const status = await entry.call(body)
           const ratio = (cpuTime() - start) / floor / entry.secrets
-          if (status < 400 && !entry.id.startsWith('none'))
-            throw new Error(`adversarial: ${entry.id} answered ${status} for ${unitLabel(unit)}`)
+          if (status < 400 && !entry.id.startsWith('none')) throw new Error(`adversarial: ${entry.id} answered ${status} for ${made.label}`)
           // Mode 'none' hands a JSON body on (a body of digits is a number): a delivery, whose
           // parse is the application's cost, not a refusal (as in the entry-point table).
           if (status < 400) continue
           const key = `${build.build} ${entry.id} ${size}`
-          if (ratio > (worst.get(key)?.ratio ?? -1)) worst.set(key, { build, entry, size, unit, ratio })
+          if (ratio > (worst.get(key)?.ratio ?? -1)) worst.set(key, { build, entry, size, made, ratio })
         }
       }
     }
   }
   const figures: UnitFigure[] = []
-  for (const { build, entry, size, unit, ratio: screened } of worst.values()) {
-    // The worst unit again, in rounds, interleaved with the HMAC: the figure reported.
-    const body = unitBody(unit, size)
+  for (const { build, entry, size, made, ratio: screened } of worst.values()) {
+    // The worst body again, in rounds, interleaved with the HMAC: the figure reported.
+    const body = made.body(size)
     const ratios: number[] = []
     const calls = Math.max(1, Math.round(((quick ? 256 : 2048) * 1024) / size))
     for (let round = 0; round < (quick ? 2 : 9); round++) {
@@ -551,7 +553,7 @@ async function measureUnits(): Promise<UnitsResult> {
       secrets: entry.secrets,
       ...(entry.hmacsPerSecret !== undefined && { hmacsPerSecret: entry.hmacsPerSecret }),
       size,
-      worst: unitLabel(unit),
+      worst: made.label,
       screened,
       ratio: median(ratios),
       q1: quantile(ratios, 0.25),

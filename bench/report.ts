@@ -86,6 +86,8 @@ const HTTP_LABELS: Record<string, string> = {
 const MEMORY_TARGET = 1.05
 /** The contract's Cost paragraph: an unauthenticated request costs at most this many HMACs over its body, on every entry point. */
 const REFUSAL_TARGET = 8
+/** What a unit figure's body was made of: a unit repeated, or a mix drawn at random. */
+const madeOf = (worst: string) => (worst.startsWith('a mix of ') ? worst : `\`${worst}\` repeated`)
 /** A unit figure's bound: its entry point's own (stored with the figure), else the contract's. */
 const unitTarget = (f: UnitFigure) => f.hmacsPerSecret ?? REFUSAL_TARGET
 
@@ -579,7 +581,7 @@ function unitsTable(units: UnitsResult, runtime: string, misses: Miss[]): string
           if (f.ratio > target) {
             misses.push({
               target: 'refusal',
-              what: `${build} build, ${label}, \`${f.worst}\` repeated: ${x(f.ratio)} one HMAC a secret, target ≤ ${x(target)}`,
+              what: `${build} build, ${label}, ${madeOf(f.worst)}: ${x(f.ratio)} one HMAC a secret, target ≤ ${x(target)}`,
             })
           }
           return `${f.ratio > target ? '✗ ' : ''}${x(f.ratio)} (${x(f.q1)}–${x(f.q3)}), \`${f.worst.replace(/\|/g, '\\|')}\``
@@ -595,7 +597,7 @@ function unitsTable(units: UnitsResult, runtime: string, misses: Miss[]): string
   return [
     `### Unauthenticated requests, every repeated unit (${runtime}, Node and Web builds)`,
     '',
-    `Bodies that repeat one unit of one to three bytes, over the bytes the core's scans compare against (testkit/src/units.ts, ${units.every ? `all ${units.units} units` : `a sample of ${units.units} units`}), at each size, through every entry point of testkit/src/entry-points.ts, on the Node build against one \`createHmac\` and on the Web build against one \`crypto.subtle.sign\` of the same bytes. Each (unit, entry point, size, build) is timed once; the unit that cost most is measured again, interleaved with the HMAC, and its median a configured secret is shown with its interquartile range and the unit. Target: ≤ ${x(REFUSAL_TARGET)} a secret, or the entry point's own bound where docs/security.md states one (${x(UNICODE_HMACS_PER_SECRET)} with \`unicodeWhitespace\`). Worst against its bound: ${worst === undefined ? '–' : `${worst.label}, ${x(worst.ratio)} (${verdict(worst.ratio, unitTarget(worst))})`}.`,
+    `Bodies that repeat one unit of one to three bytes, over the bytes the core's scans compare against (testkit/src/units.ts, ${units.every ? `all ${units.units} units` : `a sample of ${units.units} units`}), and bodies drawn at random from groups of those bytes (\`MIXES\`, on which a pass that branches on each byte's kind mispredicts; runs from before they were added have none), at each size, through every entry point of testkit/src/entry-points.ts, on the Node build against one \`createHmac\` and on the Web build against one \`crypto.subtle.sign\` of the same bytes. Each (unit, entry point, size, build) is timed once; the unit that cost most is measured again, interleaved with the HMAC, and its median a configured secret is shown with its interquartile range and the unit. Target: ≤ ${x(REFUSAL_TARGET)} a secret, or the entry point's own bound where docs/security.md states one (${x(UNICODE_HMACS_PER_SECRET)} with \`unicodeWhitespace\`). Worst against its bound: ${worst === undefined ? '–' : `${worst.label}, ${x(worst.ratio)} (${verdict(worst.ratio, unitTarget(worst))})`}.`,
     '',
     table(['build', 'entry point', ...sizes], rows),
   ].join('\n')

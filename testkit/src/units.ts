@@ -132,3 +132,18 @@ export function mixedBody(bytes: string, size: number, seed = 1): Uint8Array {
   }
   return out
 }
+
+/** A body to refuse at any size, with what it is made of as printable text. */
+export interface HostileBodies {
+  /** The unit's {@link unitLabel}, or `a mix of …`. */
+  label: string
+  body(size: number): Uint8Array
+}
+
+/** `units` repeated, then every {@link MIXES} group drawn at random: what the cost sweeps send. */
+export function unitsAndMixes(units: readonly Uint8Array[]): HostileBodies[] {
+  return [
+    ...units.map((unit) => ({ label: unitLabel(unit), body: (size: number) => unitBody(unit, size) })),
+    ...MIXES.map(({ name, bytes }) => ({ label: `a mix of ${name}`, body: (size: number) => mixedBody(bytes, size) })),
+  ]
+}

@@ -2,7 +2,7 @@ import { createReceiver, verifySignature } from '@hookguard/core'
 import { type RefusalEntry, refusalEntries } from '@hookguard/testkit/entry-points'
 import { perCall, settledRatio, timeRatio } from '@hookguard/testkit/growth'
 import { hostileShape } from '@hookguard/testkit/hostile'
-import { MIXES, mixedBody, sampleUnits, unitBody, unitLabel } from '@hookguard/testkit/units'
+import { sampleUnits, unitBody, unitsAndMixes } from '@hookguard/testkit/units'
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { backend } from '#crypto'
 
@@ -159,10 +159,7 @@ describe('a refused request, in time', () => {
   it('grows no faster than its body, and costs at most 8 HMACs per secret, for every sampled repeated unit and every mix of scanned bytes through every entry point', async () => {
     // Repeated units, and bodies drawn at random from groups of the scanned bytes, on which a pass
     // that branches on each byte's kind mispredicts.
-    const bodies = [
-      ...sampleUnits(24).map((unit) => ({ label: unitLabel(unit), body: (size: number) => unitBody(unit, size) })),
-      ...MIXES.map(({ name, bytes }) => ({ label: `a mix of ${name}`, body: (size: number) => mixedBody(bytes, size) })),
-    ]
+    const bodies = unitsAndMixes(sampleUnits(24))
     const large = 4 * N
     const floorMs = (await timeRatio(floor(bodies[0]?.body(large) as Uint8Array), async () => {}, TIMING)).aMs
     const smallFloorMs = (await timeRatio(floor(bodies[0]?.body(N) as Uint8Array), async () => {}, TIMING)).aMs
