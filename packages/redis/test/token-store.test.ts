@@ -136,12 +136,17 @@ describe.each(suiteFlavours)('redisTokenStore over $name', (flavour) => {
 
   it('grants the lock to one instance at a time, and a late release never frees a newer holder’s', async () => {
     const key = `${uniquePrefix()}token`
-    const one = redisTokenStore((await connect()).client, { key, lockTtl: 100 })
-    const two = redisTokenStore((await connect()).client, { key, lockTtl: 100 })
+    const { client, raw } = await connect()
+    // A TTL no pause of a loaded machine outlasts between two calls (100 ms once did, and the
+    // second instance took a lock still meant to be held); its expiry is then brought forward.
+    const one = redisTokenStore(client, { key, lockTtl: 60_000 })
+    const two = redisTokenStore((await connect()).client, { key, lockTtl: 60_000 })
     const late = await one.lock?.()
     expect(late).toBeTypeOf('function')
     expect(await two.lock?.()).toBeUndefined()
-    await new Promise((resolve) => setTimeout(resolve, 150))
+    // The holder stalls past its TTL: Redis expires the lock (documented as `key + ':lock'`), as at lockTtl.
+    await raw(['PEXPIRE', `${key}:lock`, '1'])
+    while (Number(await raw(['EXISTS', `${key}:lock`])) !== 0) await new Promise((resolve) => setTimeout(resolve, 5))
     const newer = await two.lock?.()
     expect(newer).toBeTypeOf('function')
     await late?.()
