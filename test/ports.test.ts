@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { canBind, refusedOrigin, unassignedPort } from '@hookguard/testkit/ports'
+import { canBind, RESERVATIONS, refusedOrigin, unassignedPort } from '@hookguard/testkit/ports'
 import { afterEach, describe, expect, it } from 'vitest'
 
 // The ports the suite gives to child processes (redis-server, `next start`) and the addresses its tests
@@ -77,9 +78,24 @@ describe('unassignedPort beside another suite', () => {
       const draws = [drawFor(port), 0.5]
       const given = await unassignedPort([], () => draws.shift() ?? Math.random())
       expect(given).not.toBe(port)
-      // Killed: its exit handler never ran, and its reservation is left behind.
+      // Killed: its exit handler never ran, and its reservation is left behind, until the next
+      // process to draw a port clears the reservations of the processes that have ended.
       other.kill('SIGKILL')
       await new Promise((resolve) => other.once('exit', resolve))
+      expect(existsSync(join(RESERVATIONS, String(port)))).toBe(true)
+      const next = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          `const { unassignedPort } = await import(${JSON.stringify(module)}); await unassignedPort()`,
+        ],
+        { stdio: 'inherit' },
+      )
+      await new Promise((resolve) => next.once('exit', resolve))
+      expect(existsSync(join(RESERVATIONS, String(port)))).toBe(false)
       expect(await unassignedPort([], () => drawFor(port))).toBe(port)
     } finally {
       other.kill('SIGKILL')

@@ -14,7 +14,7 @@
  * reached that one. So each port handed out is also reserved, by a file named for it that holds
  * the process's id, until that process ends; a port another live process reserved is never drawn.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -74,7 +74,7 @@ const reserved = new Set<number>()
  */
 function reserve(port: number): boolean {
   if (reserved.has(port)) return false
-  mkdirSync(RESERVATIONS, { recursive: true })
+  if (!pruned) pruneEnded()
   const file = join(RESERVATIONS, String(port))
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -93,6 +93,22 @@ function reserve(port: number): boolean {
     }
   }
   return false
+}
+
+let pruned = false
+
+/**
+ * Removes the reservations of processes that have ended, once a process: a test worker that is
+ * killed, as Vitest ends its workers, never runs its exit handler, and each run would leave its
+ * files behind.
+ */
+function pruneEnded(): void {
+  pruned = true
+  mkdirSync(RESERVATIONS, { recursive: true })
+  for (const name of readdirSync(RESERVATIONS)) {
+    const holder = Number(readFileSafely(join(RESERVATIONS, name)))
+    if (Number.isInteger(holder) && holder > 0 && !isRunning(holder)) rmSync(join(RESERVATIONS, name), { force: true })
+  }
 }
 
 function readFileSafely(file: string): string {
