@@ -24,7 +24,7 @@ for (const b of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]) JAVA_WHITESPACE[b] = 1
 /**
  * What a byte and the one after it begin: 0 no whitespace; 1 one of Java's six; 2 a one-byte
  * character beyond them (U+001C–U+001F), 3 a two-byte one (U+0085, U+00A0), whatever follows;
- * from 4, a three-byte one if the third byte fits (the third-byte table, at the kind's row).
+ * from 4, a three-byte one if the third byte fits (`starts`, at the kind's row).
  * Beyond Java's six, the set is the union of JavaScript's `\s` and Python's `\s`: U+001C–U+001F,
  * U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF. One or
  * two look-ups a byte, whatever the byte: a comparison per lead byte made a body of lead bytes
@@ -33,12 +33,11 @@ for (const b of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]) JAVA_WHITESPACE[b] = 1
 export interface WhitespaceTables {
   /** A pair's kind, at `b0 << 8 | b1`. */
   pairs: Uint8Array
-  /** At `kind << 8 | b2`: 1 where a three-byte kind's third byte ends a whitespace character. */
-  third: Uint8Array
   /**
-   * At `kind << 8 | b2`, for the WebAssembly kernel's pass (strip.wat, `unicode`), which judges
-   * each byte without a branch: the length of the whitespace character that begins with the pair
-   * and `b2` (0 to 3), plus {@link BEYOND_JAVA} when it is not one of Java's six.
+   * At `kind << 8 | b2`: the length of the whitespace character that begins with the pair and
+   * `b2` (0 to 3), plus {@link BEYOND_JAVA} when it is not one of Java's six; 0 where a three-byte
+   * kind's third byte ends none. The WebAssembly kernel's pass (strip.wat, `unicode`) judges each
+   * byte by it without a branch.
    */
   starts: Uint8Array
 }
@@ -68,20 +67,16 @@ export function whitespaceTables(): WhitespaceTables {
   for (let b0 = 0x1c; b0 <= 0x1f; b0++) first(b0, ONE_BYTE)
   pairs[0xc285] = TWO_BYTES
   pairs[0xc2a0] = TWO_BYTES
-  const third = new Uint8Array((THREE_BYTES + THREE_BYTE_CHARACTERS.length) << 8)
-  const starts = new Uint8Array(third.length)
+  const starts = new Uint8Array((THREE_BYTES + THREE_BYTE_CHARACTERS.length) << 8)
   const row = (kind: number, value: number) => starts.fill(value, kind << 8, (kind + 1) << 8)
   row(JAVA, 1)
   row(ONE_BYTE, 1 | BEYOND_JAVA)
   row(TWO_BYTES, 2 | BEYOND_JAVA)
   THREE_BYTE_CHARACTERS.forEach(([pair, ends], at) => {
     pairs[pair] = THREE_BYTES + at
-    for (const end of ends) {
-      third[((THREE_BYTES + at) << 8) | end] = 1
-      starts[((THREE_BYTES + at) << 8) | end] = 3 | BEYOND_JAVA
-    }
+    for (const end of ends) starts[((THREE_BYTES + at) << 8) | end] = 3 | BEYOND_JAVA
   })
-  tables = { pairs, third, starts }
+  tables = { pairs, starts }
   return tables
 }
 
@@ -98,7 +93,7 @@ export function whitespaceTables(): WhitespaceTables {
  * mispredict on a body whose bytes mix kinds at random: six to seven HMACs of it at 16 KiB.
  */
 export function stripUnicodeWhitespace(input: Uint8Array): Uint8Array | undefined {
-  const { pairs, third } = whitespaceTables()
+  const { pairs, starts } = whitespaceTables()
   const length = input.length
   // Read from a copy with two spaces after the body, so that every byte has two after it to be
   // looked up with and no read leaves the array (a space ends nothing the bytes before it begin).
@@ -110,7 +105,7 @@ export function stripUnicodeWhitespace(input: Uint8Array): Uint8Array | undefine
   // Nothing is written until the first character that makes a difference.
   for (; i < length; i++) {
     const kind = pairs[((body[i] as number) << 8) | (body[i + 1] as number)] as number
-    if (kind > JAVA && (kind < THREE_BYTES || third[(kind << 8) | (body[i + 2] as number)] === 1)) break
+    if (kind > JAVA && (kind < THREE_BYTES || starts[(kind << 8) | (body[i + 2] as number)] !== 0)) break
   }
   if (i === length) return undefined
   const out = new Uint8Array(length)
@@ -122,7 +117,7 @@ export function stripUnicodeWhitespace(input: Uint8Array): Uint8Array | undefine
   while (i < length) {
     const b0 = body[i] as number
     const kind = pairs[(b0 << 8) | (body[i + 1] as number)] as number
-    if (kind === 0 || (kind >= THREE_BYTES && third[(kind << 8) | (body[i + 2] as number)] === 0)) {
+    if (kind === 0 || (kind >= THREE_BYTES && starts[(kind << 8) | (body[i + 2] as number)] === 0)) {
       out[n++] = b0
       i++
     } else i += kind <= ONE_BYTE ? 1 : kind === TWO_BYTES ? 2 : 3

@@ -25,7 +25,7 @@
 ;;   [6464, 6480)  ASCII: ESCAPES without E2, for `gson`'s blocks (its escapes as a mask).
 ;;   [6480, 6544)  E2, 80, 01 and A9 in every lane: `gson` matches U+2028/9 in a block with them.
 ;;   [6544, 72080) PAIRS and [72080, 74384) STARTS, `unicode`'s two tables, canonical.ts's own
-;;                 (unicodeWhitespaceTables), copied in by wasm-strip.ts when it makes the
+;;                 (whitespaceTables), copied in by wasm-strip.ts when it makes the
 ;;                 instance (the address is exported as `unicodeTables`): one source for both
 ;;                 passes.
 ;;   [74384, ...)  the body, copied in by the caller (the address is exported as `input`). The
