@@ -16,6 +16,8 @@ export const SECRET = 'whsec-each-delivery-once-7d41'
 export const ANSWER_BOUND_MS = 5_000
 /** The receiver's bound on a claim, short so that a stalled store costs the schedule little. */
 export const CLAIM_TIMEOUT_MS = 300
+/** How long a play may go on before it says where it is (about 2 s each on an idle machine). */
+const STILL_PLAYING_MS = 60_000
 /** Retries of the sender after the schedule, each until a 2xx. */
 const RETRIES = 20
 
@@ -205,8 +207,38 @@ export interface PlayOptions {
  * Plays `schedule` against `factory`'s app on a socket, then retries each delivery as a patient
  * sender would, and checks every invariant; throws an `Error` that says which one failed.
  */
-export async function play(factory: AppFactory, schedule: Schedule, { processingTtl, store }: PlayOptions): Promise<void> {
+export async function play(factory: AppFactory, schedule: Schedule, options: PlayOptions): Promise<void> {
   const started = performance.now()
+  const where: Whereabouts = { phase: 'signing the deliveries', active: 0, pending: 0, replies: [] }
+  // A play takes a few seconds; one held far past that by something unbounded would otherwise end
+  // in a bare timeout of the whole property. Written where a test's console may be silenced.
+  const watchdog = setInterval(() => {
+    const seconds = ((performance.now() - started) / 1000).toFixed(0)
+    process.stderr.write(`dedupe schedule on ${factory.name}, ${seconds} s in: ${JSON.stringify(where)}\n`)
+  }, STILL_PLAYING_MS)
+  watchdog.unref()
+  try {
+    await playWatched(factory, schedule, options, started, where)
+  } finally {
+    clearInterval(watchdog)
+  }
+}
+
+/** Where a play is: its step, the handler runs going on, the store's answers awaited, each delivery's replies so far. */
+interface Whereabouts {
+  phase: string
+  active: number
+  pending: number
+  replies: Sent[][]
+}
+
+async function playWatched(
+  factory: AppFactory,
+  schedule: Schedule,
+  { processingTtl, store }: PlayOptions,
+  started: number,
+  where: Whereabouts,
+): Promise<void> {
   const deliveries = await Promise.all(
     schedule.deliveries.map(async (plan, index) => {
       const body = JSON.stringify({ event: 'order.paid', data: { id: `SO-${index}-${started}`, amount: 12.5 } })
@@ -238,6 +270,8 @@ export async function play(factory: AppFactory, schedule: Schedule, { processing
     auth: { mode: 'secret', secret: SECRET },
     dedupe: { store: faulty, processingTtl, claimTimeout: CLAIM_TIMEOUT_MS },
   }
+  where.replies = deliveries.map((delivery) => delivery.replies)
+  where.phase = 'starting the app'
   const app = await startServed(factory, options, {
     async work(received) {
       const id = (received.payload as { data: { id: string } }).data.id
@@ -246,11 +280,11 @@ export async function play(factory: AppFactory, schedule: Schedule, { processing
       const outcome = delivery.plan.outcomes[delivery.runs.length] ?? { kind: 'answer', status: 200, ms: 0 }
       const run: Run = { start: performance.now(), end: undefined, answered: undefined }
       delivery.runs.push(run)
-      active++
+      where.active = ++active
       try {
         await sleep(outcome.ms)
       } finally {
-        active--
+        where.active = --active
         run.end = performance.now()
         run.answered = outcome.kind === 'throw' ? 'threw' : outcome.status
       }
@@ -261,6 +295,7 @@ export async function play(factory: AppFactory, schedule: Schedule, { processing
   try {
     const { port } = app
     if (port === undefined) throw new Error(`${factory.name} does not listen on a port`)
+    where.phase = 'the schedule'
     // The schedule: each sender's attempts one after another, the senders side by side.
     await Promise.all(
       deliveries.map(async (delivery) => {
@@ -270,6 +305,7 @@ export async function play(factory: AppFactory, schedule: Schedule, { processing
         }
       }),
     )
+    where.phase = 'the patient sender'
     // A patient sender: retries until a 2xx, honouring Retry-After scaled down (1 s → 100 ms).
     await Promise.all(
       deliveries.map(async (delivery) => {
@@ -283,10 +319,15 @@ export async function play(factory: AppFactory, schedule: Schedule, { processing
       }),
     )
     // Runs whose senders left still go on, and late store answers still come: wait for them.
+    where.phase = 'waiting for runs and the store'
     const quiet = performance.now() + 10_000
-    while ((active > 0 || pending.size > 0) && performance.now() < quiet) await sleep(20)
+    while ((active > 0 || pending.size > 0) && performance.now() < quiet) {
+      where.pending = pending.size
+      await sleep(20)
+    }
     await sleep(30)
   } finally {
+    where.phase = 'closing the app'
     await app.close()
   }
   for (const [index, delivery] of deliveries.entries()) check(index, delivery, processingTtl)
