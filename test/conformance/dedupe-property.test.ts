@@ -2,7 +2,7 @@ import { memoryDedupeStore } from '@hookguard/core'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, it, vi } from 'vitest'
 import { factories } from '../support/apps.ts'
-import { play, scheduleArb } from '../support/dedupe-schedule.ts'
+import { play, scheduleArb, scheduleRuns } from '../support/dedupe-schedule.ts'
 
 // "Each delivery once", generalised from dedupe-disconnect.test.ts: fast-check draws a few
 // deliveries, each with sender attempts (waiting for the answer or dropping the connection), handler
@@ -31,7 +31,7 @@ describe.concurrent.each(serverFactories)('$name, with the in-memory dedupe stor
     async () => {
       await fc.assert(
         fc.asyncProperty(scheduleArb(), (schedule) => play(factory, schedule, { processingTtl: 1, store: memoryDedupeStore() })),
-        { numRuns: 10, seed: SEED },
+        scheduleRuns(10, SEED),
       )
     },
     PROPERTY_TIMEOUT_MS,
@@ -44,7 +44,7 @@ describe.concurrent.each(serverFactories)('$name, with the in-memory dedupe stor
         fc.asyncProperty(scheduleArb({ slowMs: [900, 1_400] }), (schedule) =>
           play(factory, schedule, { processingTtl: 1, store: memoryDedupeStore() }),
         ),
-        { numRuns: 5, seed: SEED + 1 },
+        scheduleRuns(5, SEED + 1),
       )
     },
     PROPERTY_TIMEOUT_MS,

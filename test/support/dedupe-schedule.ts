@@ -81,6 +81,16 @@ export function scheduleArb({ slowMs }: { slowMs?: [number, number] } = {}): fc.
   return fc.record({ deliveries: fc.array(delivery, { minLength: 1, maxLength: 3 }) })
 }
 
+/**
+ * fast-check's settings for a property over schedules: `numRuns` drawn from `seed`, and a failure
+ * ends the run rather than shrinking. Each shrink replays a schedule in real time, seconds apiece,
+ * so a failure went on past the test's timeout and read only "timed out"; the invariant's message
+ * (which delivery, its runs and its replies) and the seed say what a shrink would.
+ */
+export function scheduleRuns(numRuns: number, seed: number): fc.Parameters<[Schedule]> {
+  return { numRuns, seed, endOnFailure: true }
+}
+
 /** A handler run, in `performance.now()` milliseconds. */
 interface Run {
   start: number

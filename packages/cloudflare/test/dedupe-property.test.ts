@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, it, vi } from 'vitest'
 import { factories } from '../../../test/support/apps.ts'
-import { play, scheduleArb } from '../../../test/support/dedupe-schedule.ts'
+import { play, scheduleArb, scheduleRuns } from '../../../test/support/dedupe-schedule.ts'
 import { durableObjectDedupeStore } from '../src/store.ts'
 import { fakeNamespace } from './fake-namespace.ts'
 
@@ -29,14 +29,14 @@ describe.concurrent.each(adapters)('$name, with the Durable Object dedupe store'
   it('handles each delivery once, whatever the senders, the handler and the store do', async () => {
     await fc.assert(
       fc.asyncProperty(scheduleArb(), (schedule) => play(factory, schedule, { processingTtl: 1, store: store() })),
-      { numRuns: 10, seed: SEED },
+      scheduleRuns(10, SEED),
     )
   }, 60_000)
 
   it('runs a delivery again only after a run outlived processingTtl', async () => {
     await fc.assert(
       fc.asyncProperty(scheduleArb({ slowMs: [900, 1_400] }), (schedule) => play(factory, schedule, { processingTtl: 1, store: store() })),
-      { numRuns: 5, seed: SEED + 1 },
+      scheduleRuns(5, SEED + 1),
     )
   }, 60_000)
 })

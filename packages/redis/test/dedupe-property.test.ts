@@ -2,7 +2,7 @@ import { type RedisServer, startRedis } from '@hookguard/testkit/redis-server'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, it, vi } from 'vitest'
 import { factories } from '../../../test/support/apps.ts'
-import { play, scheduleArb } from '../../../test/support/dedupe-schedule.ts'
+import { play, scheduleArb, scheduleRuns } from '../../../test/support/dedupe-schedule.ts'
 import { redisDedupeStore } from '../src/index.ts'
 import { type Connected, flavours, uniquePrefix } from './clients.ts'
 
@@ -42,7 +42,7 @@ describe.concurrent.each(adapters)('$name, with the Redis dedupe store', (factor
     async () => {
       await fc.assert(
         fc.asyncProperty(scheduleArb(), (schedule) => play(factory, schedule, { processingTtl: 1, store: store() })),
-        { numRuns: 10, seed: SEED },
+        scheduleRuns(10, SEED),
       )
     },
     PROPERTY_TIMEOUT_MS,
@@ -55,7 +55,7 @@ describe.concurrent.each(adapters)('$name, with the Redis dedupe store', (factor
         fc.asyncProperty(scheduleArb({ slowMs: [900, 1_400] }), (schedule) =>
           play(factory, schedule, { processingTtl: 1, store: store() }),
         ),
-        { numRuns: 5, seed: SEED + 1 },
+        scheduleRuns(5, SEED + 1),
       )
     },
     PROPERTY_TIMEOUT_MS,
