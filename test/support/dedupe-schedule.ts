@@ -275,7 +275,6 @@ async function playWatched(
     },
     pending,
   )
-  let active = 0
   const options: WebhookOptions = {
     auth: { mode: 'secret', secret: SECRET },
     dedupe: { store: faulty, processingTtl, claimTimeout: CLAIM_TIMEOUT_MS },
@@ -290,11 +289,11 @@ async function playWatched(
       const outcome = delivery.plan.outcomes[delivery.runs.length] ?? { kind: 'answer', status: 200, ms: 0 }
       const run: Run = { start: performance.now(), end: undefined, answered: undefined }
       delivery.runs.push(run)
-      where.active = ++active
+      where.active++
       try {
         await sleep(outcome.ms)
       } finally {
-        where.active = --active
+        where.active--
         run.end = performance.now()
         run.answered = outcome.kind === 'throw' ? 'threw' : outcome.status
       }
@@ -331,7 +330,7 @@ async function playWatched(
     // Runs whose senders left still go on, and late store answers still come: wait for them.
     where.phase = 'waiting for runs and the store'
     const quiet = performance.now() + 10_000
-    while ((active > 0 || pending.size > 0) && performance.now() < quiet) {
+    while ((where.active > 0 || pending.size > 0) && performance.now() < quiet) {
       where.pending = pending.size
       await sleep(20)
     }
