@@ -369,10 +369,12 @@ describe.concurrent('the hand-off on BullMQ under faults, with worker processes'
       error: 'poison poison refused on attempt 5',
     })
     expect(await scene.attempts('poison')).toBe(5)
-    // The dead letter is written during the last attempt, before BullMQ moves the job to failed.
+    // The dead letter is written during the last attempt, before BullMQ moves the job to failed. The
+    // job is read once its state is failed, which it never leaves: read first, it could be the
+    // active job's, one attempt short, with the move landing between the two reads.
     const failed = await until(async () => {
-      const job = await scene.jobs.getJob(poison?.jobId ?? '')
-      return (await job?.getState()) === 'failed' ? job : undefined
+      const id = poison?.jobId ?? ''
+      return (await scene.jobs.getJobState(id)) === 'failed' ? await scene.jobs.getJob(id) : undefined
     }, 'the poison job failed on its queue')
     expect(failed?.attemptsMade).toBe(5)
     expect(await scene.runs()).toEqual(once(others))
