@@ -12,7 +12,8 @@
  * port is free while the server given it is stopped for a test of an outage, and another process
  * drawing then got it, started its own Redis there, and the first test's client, reconnecting,
  * reached that one. So each port handed out is also reserved, by a file named for it that holds
- * the process's id, until that process ends; a port another live process reserved is never drawn.
+ * the process's id and when it began, until that process ends; a port another live process reserved
+ * is never drawn.
  */
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -62,7 +63,7 @@ export async function unassignedPort(offsets: readonly number[] = [], draw: () =
   throw new Error(`found no free port between ${LOWEST} and ${highest} in ${TRIES} tries`)
 }
 
-/** Where the reservations are: one file a port, holding the id of the process that drew it. */
+/** Where the reservations are: one file a port, holding the id of the process that drew it and when it began. */
 export const RESERVATIONS = join(tmpdir(), 'hookguard-test-ports')
 const reserved = new Set<number>()
 
@@ -79,16 +80,15 @@ function reserve(port: number): boolean {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, 'wx')
-      writeSync(fd, String(process.pid))
+      writeSync(fd, OWN_HOLDER)
       closeSync(fd)
       if (reserved.size === 0) process.once('exit', releaseAll)
       reserved.add(port)
       return true
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const holder = Number(readFileSafely(file))
       // Being written this moment (empty), or held by a live process: not this one's.
-      if (!Number.isInteger(holder) || holder <= 0 || isRunning(holder)) return false
+      if (!holderEnded(readFileSafely(file))) return false
       rmSync(file, { force: true })
     }
   }
@@ -106,8 +106,7 @@ function pruneEnded(): void {
   pruned = true
   mkdirSync(RESERVATIONS, { recursive: true })
   for (const name of readdirSync(RESERVATIONS)) {
-    const holder = Number(readFileSafely(join(RESERVATIONS, name)))
-    if (Number.isInteger(holder) && holder > 0 && !isRunning(holder)) rmSync(join(RESERVATIONS, name), { force: true })
+    if (holderEnded(readFileSafely(join(RESERVATIONS, name)))) rmSync(join(RESERVATIONS, name), { force: true })
   }
 }
 
@@ -117,6 +116,34 @@ function readFileSafely(file: string): string {
   } catch {
     return ''
   }
+}
+
+/**
+ * When a process began, in clock ticks since the machine booted (Linux's /proc/PID/stat, its 22nd
+ * field); `undefined` where there is no /proc, or the process is gone.
+ */
+function startedAt(pid: number): string | undefined {
+  const stat = readFileSafely(`/proc/${pid}/stat`)
+  // The command's name, in parentheses, may hold spaces: the fields are counted after it.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return fields[19] === undefined || fields[19] === '' ? undefined : fields[19]
+}
+
+/**
+ * What a reservation holds: this process's id and when it began. An id alone is not enough: with
+ * Linux's 32 768 ids, shared with every thread, two suites side by side go round them within
+ * minutes, and a reservation left by a killed process then named a live stranger, which held it
+ * for good (the test of its takeover failed once so, beside another suite).
+ */
+const OWN_HOLDER = `${process.pid} ${startedAt(process.pid) ?? ''}`.trim()
+
+/** Whether the process a reservation names has ended: gone, or its id now another process's. Not while it is being written (empty). */
+function holderEnded(holder: string): boolean {
+  const [id, began] = holder.split(' ')
+  const pid = Number(id)
+  if (!Number.isInteger(pid) || pid <= 0) return false
+  if (!isRunning(pid)) return true
+  return began !== undefined && startedAt(pid) !== undefined && startedAt(pid) !== began
 }
 
 function isRunning(pid: number): boolean {
