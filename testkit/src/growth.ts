@@ -74,11 +74,11 @@ export async function timeRatio(a: () => Promise<unknown>, b: () => Promise<unkn
  * or more, at most `looks` times more, and the least of the looks. Load on a shared machine raises a
  * reading far more often than it lowers it: another process on the same core leaves the caches
  * cold, and the path under test reads more memory than an HMAC does, so it loses more to them; the
- * least look is the closest to the path's own cost. A pause
- * lets a neighbour's burst (another test file's work) pass: beside a whole `pnpm test`, the ratio of
- * one refusal to one HMAC (8.7 on a quiet machine) read 9.7 to 10.1 in the median, up to 14 in one
- * look, up to 12.7 as the least of three looks back to back, and at most 12.0 as the least of looks
- * half a second apart. A path that really costs that much reads it in every look.
+ * least look is the closest to the path's own cost. A pause lets a neighbour's burst (another test
+ * file's work) pass: beside a whole `pnpm test`, the ratio of one refusal to one HMAC (8.7 on a
+ * quiet machine) read 9.7 to 10.1 in the median, up to 14 in one look, up to 12.7 as the least of
+ * three looks back to back, and at most 12.0 as the least of looks half a second apart. A path that
+ * really costs that much reads it in every look.
  */
 export async function settledRatio(
   a: () => Promise<unknown>,

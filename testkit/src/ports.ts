@@ -126,7 +126,7 @@ function startedAt(pid: number): string | undefined {
   const stat = readFileSafely(`/proc/${pid}/stat`)
   // The command's name, in parentheses, may hold spaces: the fields are counted after it.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return fields[19] === undefined || fields[19] === '' ? undefined : fields[19]
+  return fields[19] || undefined
 }
 
 /**
@@ -143,7 +143,9 @@ function holderEnded(holder: string): boolean {
   const pid = Number(id)
   if (!Number.isInteger(pid) || pid <= 0) return false
   if (!isRunning(pid)) return true
-  return began !== undefined && startedAt(pid) !== undefined && startedAt(pid) !== began
+  if (began === undefined) return false
+  const now = startedAt(pid)
+  return now !== undefined && now !== began
 }
 
 function isRunning(pid: number): boolean {
