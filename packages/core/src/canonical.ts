@@ -22,6 +22,9 @@ export const JAVA_WHITESPACE = new Uint8Array(256)
 for (const b of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]) JAVA_WHITESPACE[b] = 1
 
 /**
+ * The set, as tables. The WebAssembly kernel (strip.wat, `unicode`) spells the same set out in
+ * comparisons, 16 bytes at a time; its test holds it to these tables on every pair of bytes.
+ *
  * What a byte and the one after it begin: 0 no whitespace; 1 one of Java's six; 2 a one-byte
  * character beyond them (U+001C–U+001F), 3 a two-byte one (U+0085, U+00A0), whatever follows;
  * from 4, a three-byte one if the third byte fits (`starts`, at the kind's row).
@@ -36,8 +39,7 @@ export interface WhitespaceTables {
   /**
    * At `kind << 8 | b2`: the length of the whitespace character that begins with the pair and
    * `b2` (0 to 3), plus {@link BEYOND_JAVA} when it is not one of Java's six; 0 where a three-byte
-   * kind's third byte ends none. The WebAssembly kernel's pass (strip.wat, `unicode`) judges each
-   * byte by it without a branch.
+   * kind's third byte ends none.
    */
   starts: Uint8Array
 }
@@ -89,8 +91,9 @@ export function whitespaceTables(): WhitespaceTables {
  * it lets anyone holding one signed delivery insert invisible characters into its strings.
  *
  * The portable pass: where a WebAssembly module can be had, the verifier makes the same text with
- * the kernel (strip.wat, `unicode`), whose pass has no branch on the bytes. This one's branches
- * mispredict on a body whose bytes mix kinds at random: six to seven HMACs of it at 16 KiB.
+ * the kernel (strip.wat, `unicode`), 16 bytes at a time with no branch on the bytes: about one
+ * HMAC of the body or less. This one's branches mispredict on a body whose bytes mix kinds at
+ * random: six to seven HMACs of it at 16 KiB.
  */
 export function stripUnicodeWhitespace(input: Uint8Array): Uint8Array | undefined {
   const { pairs, starts } = whitespaceTables()
@@ -139,10 +142,10 @@ export function unicodeCandidate(
 
 /**
  * The largest body the Unicode-whitespace fallback is tried on, as the Gson one is bounded: its
- * form is a pass over every byte, about two and a half HMACs of the same bytes by the WebAssembly
- * kernel, which with the forms and HMACs around it reads up to about 10 HMACs of a refused body (a
- * body mixing Gson's escapes and U+2028 at random, at 16 KiB); docs/security.md states 12 for the
- * option. Bounded so that a large body never pays it: the senders it is for send deliveries of a
+ * form is a pass over every byte, about one HMAC of the same bytes or less by the WebAssembly
+ * kernel, which with the forms and HMACs around it reads about 6 to 7 HMACs of a refused body on a
+ * quiet machine (a body mixing every scanned byte at random, at 16 KiB); docs/security.md states 12
+ * for the option. Bounded so that a large body never pays it: the senders it is for send deliveries of a
  * few KiB (docs/benchmarks.md).
  */
 export const MAX_UNICODE_FALLBACK_BODY = 16 * 1024

@@ -304,6 +304,41 @@ describe.each(SOURCES)(
       }
       same(new TextEncoder().encode('"李\u3000雷 x\u00A0y\u2028z\uFEFF\u0085\u1680\u205F\u001c"'))
     })
+
+    it('removes Unicode whitespace as canonical.ts does after every pair of bytes, each followed by every byte that could end a character, at every lane of a block', () => {
+      // The kernel spells the set out in its comparisons; canonical.ts's tables define it. Every
+      // pair is tried with the bytes a third-byte comparison could match (and their neighbours),
+      // and every pair of a lead byte and a continuation byte with all 256: a comparison that
+      // reads a wrong byte, or a range that is too wide, shows as a difference from the tables.
+      const kernels = createWasmKernels(source.load) as NonNullable<ReturnType<typeof createWasmKernels>>
+      const thirds = [
+        0x20, 0x61, 0x7f, 0x80, 0x81, 0x8a, 0x8b, 0x9e, 0x9f, 0xa0, 0xa7, 0xa8, 0xa9, 0xaa, 0xae, 0xaf, 0xb0, 0xbe, 0xbf, 0xc0,
+      ]
+      const every = Array.from({ length: 256 }, (_, b) => b)
+      // Five bytes a record: the pair, the third, then `aa`, so that the records' first bytes
+      // go through all 16 lanes in turn, and each record ends what it began.
+      const RECORD = 5
+      const records: number[] = []
+      for (let b0 = 0; b0 < 256; b0++)
+        for (let b1 = 0; b1 < 256; b1++)
+          for (const b2 of b0 >= 0xc0 && b1 >= 0x80 && b1 < 0xc0 ? every : thirds) records.push((b0 << 16) | (b1 << 8) | b2)
+      const PER_CALL = 200_000
+      for (let from = 0; from < records.length; from += PER_CALL) {
+        const part = records.slice(from, from + PER_CALL)
+        const input = new Uint8Array(part.length * RECORD).fill(0x61)
+        for (const [i, record] of part.entries()) input.set([record >>> 16, (record >>> 8) & 0xff, record & 0xff], i * RECORD)
+        const want = stripUnicodeWhitespace(input) ?? input.filter((b) => IS_WHITESPACE[b] === 0)
+        const got = kernels.unicode(input) ?? input.filter((b) => IS_WHITESPACE[b] === 0)
+        if (Buffer.compare(got, want) === 0) continue
+        // The first record where they part: each record alone.
+        const wrong = part.find((record) => {
+          const one = Uint8Array.of(0x61, record >>> 16, (record >>> 8) & 0xff, record & 0xff, 0x61)
+          const hex = (text: Uint8Array | undefined) => (text === undefined ? '' : Buffer.from(text).toString('hex'))
+          return hex(kernels.unicode(one)) !== hex(stripUnicodeWhitespace(one))
+        })
+        expect.fail(`the kernel and canonical.ts differ at ${wrong?.toString(16).padStart(6, '0') ?? 'a record next to another'}`)
+      }
+    })
   },
   CPU_WORK_TIMEOUT_MS,
 )
