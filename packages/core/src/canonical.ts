@@ -143,9 +143,8 @@ export function unicodeCandidate(
 /**
  * The largest body the Unicode-whitespace fallback is tried on, as the Gson one is bounded: its
  * form is a pass over every byte, about one HMAC of the same bytes or less by the WebAssembly
- * kernel, which with the forms and HMACs around it reads about 6 to 7 HMACs of a refused body on a
- * quiet machine (a body mixing every scanned byte at random, at 16 KiB); docs/security.md states 12
- * for the option. Bounded so that a large body never pays it: the senders it is for send deliveries of a
+ * kernel, which with the forms and HMACs around it reads about 7 to 9 HMACs of a refused body (a
+ * body mixing every scanned byte at random, at 16 KiB); docs/security.md states 12 for the option. Bounded so that a large body never pays it: the senders it is for send deliveries of a
  * few KiB (docs/benchmarks.md).
  */
 export const MAX_UNICODE_FALLBACK_BODY = 16 * 1024
