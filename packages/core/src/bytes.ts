@@ -6,7 +6,7 @@ export function utf8(text: string): Uint8Array {
   return encoder.encode(text)
 }
 
-export { containsAnyByte, decodeUtf8, indexOfByte, occursMoreThan, toBase64 } from '#bytes'
+export { containsAnyByte, decodeUtf8, indexOfByte, isUtf8Bytes, occursMoreThan, toBase64 } from '#bytes'
 
 export function toBytes(body: string | Uint8Array): Uint8Array {
   return typeof body === 'string' ? encoder.encode(body) : body

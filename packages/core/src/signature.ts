@@ -1,5 +1,5 @@
 import { backend } from '#crypto'
-import { containsAnyByte, fromHex, toBytes, toHex } from './bytes.ts'
+import { containsAnyByte, fromHex, isUtf8Bytes, toBytes, toHex } from './bytes.ts'
 import { gsonCandidate, MAX_GSON_FALLBACK_BODY, maxGsonEscapes, mayHaveGsonForm, unicodeCandidate } from './canonical.ts'
 import { timingSafeEqual } from './constant-time.ts'
 import type { HmacKey } from './crypto/types.ts'
@@ -34,7 +34,7 @@ export interface VerifySignatureOptions {
 /**
  * Whether `header` holds a signature of `body` by any of `secrets`.
  *
- * The body is the raw bytes received. The service's own canonical form (Java's whitespace removed)
+ * The body is the raw bytes received; bytes that are not valid UTF-8 never verify. The service's own canonical form (Java's whitespace removed)
  * is tried first; only if it fails, and only where they would differ from it, the compatibility
  * forms follow: every Unicode whitespace removed (only with `unicodeWhitespace: true`), then Gson's
  * HTML escapes applied. A signature over the body with its whitespace is never accepted. The
@@ -83,8 +83,14 @@ export async function matchSignature(
   // The candidates in the protocol's order (see canonical.ts): the service's own form, exact (the
   // body is hashed as received only when it holds none of Java's six whitespace bytes), then the
   // compatibility forms.
-  if (matchesAny(await backend.canonicalHmac(keys, raw), expected)) return SERVICE_FORM
-  return matchCompatibilityForms(raw, expected, keys, unicodeWhitespace)
+  const match = matchesAny(await backend.canonicalHmac(keys, raw), expected)
+    ? SERVICE_FORM
+    : await matchCompatibilityForms(raw, expected, keys, unicodeWhitespace)
+  // Bytes stripped out of a body that is not UTF-8 can join what is left into characters nobody
+  // signed (`E4 20 B8 AD` is 中 once its space is gone), which a lenient decoder then shows. The
+  // service sends UTF-8 only; the receiver refuses anything else when it decodes the body, and this
+  // function decodes nothing, so it asks. A string was UTF-8 encoded here, and a refusal never asks.
+  return match !== undefined && typeof body !== 'string' && !isUtf8Bytes(raw) ? undefined : match
 }
 
 /**

@@ -17,6 +17,11 @@ async function hmacHex(text: string, secret: string): Promise<string> {
   return Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('')
 }
 
+/** The signed text of `text`, which holds no whitespace but U+00A0: itself, or without it for the Unicode form. */
+function stripForm(text: string, unicode: boolean): Uint8Array {
+  return encode(unicode ? text.replaceAll('\u00A0', '') : text)
+}
+
 describe('verifySignature', () => {
   describe("with the service's own signatures", () => {
     for (const vector of fixtures.vectors) {
@@ -41,6 +46,50 @@ describe('verifySignature', () => {
     it('accepts it with unicodeWhitespace: true', async () => {
       expect(await verifySignature(vector.body, vector.signature, vector.secret, { unicodeWhitespace: true })).toBe(true)
     })
+  })
+
+  describe('with whitespace inserted inside a character of a captured delivery', () => {
+    // Stripping bytes out of a body that is not UTF-8 joins what is left: a lenient decoder
+    // (`Buffer#toString`, `TextDecoder` without `fatal`) would show the delivery changed.
+    const signed = '{"name":"Jean\u00A0Dupont","city":"中山"}'
+    const bytes = (...parts: (string | number[])[]) =>
+      Uint8Array.from(parts.flatMap((part) => (typeof part === 'string' ? [...encode(part)] : part)))
+    // Each: the body, whether the option is on, and whether the text signed is the Unicode form.
+    for (const [label, body, unicodeWhitespace, unicodeSigned] of [
+      [
+        'a space inside 中 (E4 20 B8 AD), for the service form',
+        bytes('{"name":"Jean\u00A0Dupont","city":"', [0xe4, 0x20, 0xb8, 0xad], '山"}'),
+        false,
+        false,
+      ],
+      [
+        'U+3000 inside 中, for the Unicode form',
+        bytes('{"name":"Jean\u00A0Dupont","city":"', [0xe4, 0xe3, 0x80, 0x80, 0xb8, 0xad], '山"}'),
+        true,
+        true,
+      ],
+      // The service's own text, which keeps U+00A0, made again by removing one from inside another.
+      [
+        'U+00A0 inside U+00A0 (C2 C2 A0 A0), through the Unicode form',
+        bytes('{"name":"Jean', [0xc2, 0xc2, 0xa0, 0xa0], 'Dupont","city":"中山"}'),
+        true,
+        false,
+      ],
+    ] as const) {
+      it(`refuses ${label}`, async () => {
+        const signature = await hmacHex(new TextDecoder().decode(stripForm(signed, unicodeSigned)), SECRET)
+        // The text the body strips to is the signed one, byte for byte.
+        expect(await verifySignature(encode(signed), signature, SECRET, { unicodeWhitespace })).toBe(true)
+        expect(await verifySignature(body, signature, SECRET, { unicodeWhitespace })).toBe(false)
+        const refused = await createReceiver({ auth: { mode: 'secret', secret: SECRET, unicodeWhitespace } }).verify({
+          method: 'POST',
+          url: '/hooks',
+          headers: { 'content-type': 'application/json', 'x-service-hmac-signature': signature },
+          body,
+        })
+        expect(refused.ok).toBe(false)
+      })
+    }
   })
 
   describe('with invisible characters inserted into a captured delivery', () => {

@@ -12,6 +12,11 @@ export function decodeUtf8(data: Uint8Array): string {
   return buffer.toString('utf8')
 }
 
+/** Whether the bytes are valid UTF-8 (Node's native, SIMD check). */
+export function isUtf8Bytes(data: Uint8Array): boolean {
+  return isUtf8(data)
+}
+
 const indexOf = Buffer.prototype.indexOf
 
 /** Whether any of `values` occurs in `data`: one native `memchr` each, many times a JavaScript scan. */

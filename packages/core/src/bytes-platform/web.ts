@@ -6,6 +6,16 @@ export function decodeUtf8(data: Uint8Array): string {
   return strictDecoder.decode(data)
 }
 
+/** Whether the bytes are valid UTF-8: the strict decoder's answer, the text itself dropped. */
+export function isUtf8Bytes(data: Uint8Array): boolean {
+  try {
+    strictDecoder.decode(data)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** Whether any of `values` occurs in `data`. */
 export function containsAnyByte(data: Uint8Array, values: readonly number[]): boolean {
   const wanted = new Uint8Array(256)
