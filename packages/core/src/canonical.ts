@@ -33,7 +33,7 @@ for (const b of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]) JAVA_WHITESPACE[b] = 1
  * two look-ups a byte, whatever the byte: a comparison per lead byte made a body of lead bytes
  * that begin nothing (`E2 E2 …`) cost 12 to 17 HMACs of it at 64 KiB, and one of U+001C 9 to 12.
  */
-export interface WhitespaceTables {
+interface WhitespaceTables {
   /** A pair's kind, at `b0 << 8 | b1`. */
   pairs: Uint8Array
   /**
@@ -61,7 +61,7 @@ const THREE_BYTE_CHARACTERS: [number, number[]][] = [
 
 let tables: WhitespaceTables | undefined
 
-export function whitespaceTables(): WhitespaceTables {
+function whitespaceTables(): WhitespaceTables {
   if (tables !== undefined) return tables
   const pairs = new Uint8Array(0x10000)
   const first = (b0: number, kind: number) => pairs.fill(kind, b0 << 8, (b0 + 1) << 8)
@@ -144,8 +144,9 @@ export function unicodeCandidate(
  * The largest body the Unicode-whitespace fallback is tried on, as the Gson one is bounded: its
  * form is a pass over every byte, about one HMAC of the same bytes or less by the WebAssembly
  * kernel, which with the forms and HMACs around it reads about 7 to 9 HMACs of a refused body (a
- * body mixing every scanned byte at random, at 16 KiB); docs/security.md states 12 for the option. Bounded so that a large body never pays it: the senders it is for send deliveries of a
- * few KiB (docs/benchmarks.md).
+ * body mixing every scanned byte at random, at 16 KiB); docs/security.md states 12 for the option.
+ * Bounded so that a large body never pays it: the senders it is for send deliveries of a few KiB
+ * (docs/benchmarks.md).
  */
 export const MAX_UNICODE_FALLBACK_BODY = 16 * 1024
 
