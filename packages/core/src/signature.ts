@@ -34,7 +34,8 @@ export interface VerifySignatureOptions {
 /**
  * Whether `header` holds a signature of `body` by any of `secrets`.
  *
- * The body is the raw bytes received; bytes that are not valid UTF-8 never verify. The service's own canonical form (Java's whitespace removed)
+ * The body is the raw bytes received; bytes that are not valid UTF-8 verify only as they were
+ * signed, byte for byte, never through a text made by taking whitespace out of them. The service's own canonical form (Java's whitespace removed)
  * is tried first; only if it fails, and only where they would differ from it, the compatibility
  * forms follow: every Unicode whitespace removed (only with `unicodeWhitespace: true`), then Gson's
  * HTML escapes applied. A signature over the body with its whitespace is never accepted. The
@@ -83,14 +84,17 @@ export async function matchSignature(
   // The candidates in the protocol's order (see canonical.ts): the service's own form, exact (the
   // body is hashed as received only when it holds none of Java's six whitespace bytes), then the
   // compatibility forms.
-  const match = matchesAny(await backend.canonicalHmac(keys, raw), expected)
+  const told = { stripped: false }
+  const match = matchesAny(await backend.canonicalHmac(keys, raw, told), expected)
     ? SERVICE_FORM
     : await matchCompatibilityForms(raw, expected, keys, unicodeWhitespace)
   // Bytes stripped out of a body that is not UTF-8 can join what is left into characters nobody
   // signed (`E4 20 B8 AD` is 中 once its space is gone), which a lenient decoder then shows. The
   // service sends UTF-8 only; the receiver refuses anything else when it decodes the body, and this
-  // function decodes nothing, so it asks. A string was UTF-8 encoded here, and a refusal never asks.
-  return match !== undefined && typeof body !== 'string' && !isUtf8Bytes(raw) ? undefined : match
+  // function decodes nothing, so it asks, where a text was made by taking bytes out: a body hashed
+  // as it came (every compact delivery) was signed as it is. A string was UTF-8 encoded here.
+  const stripped = match === SERVICE_FORM ? told.stripped : match !== undefined
+  return stripped && typeof body !== 'string' && !isUtf8Bytes(raw) ? undefined : match
 }
 
 /**

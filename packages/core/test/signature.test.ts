@@ -90,6 +90,14 @@ describe('verifySignature', () => {
         expect(refused.ok).toBe(false)
       })
     }
+
+    it('accepts a body that is not UTF-8 signed as it is, byte for byte: nothing was taken out of it', async () => {
+      const body = bytes('{"city":"', [0xe4, 0xb8], '"}')
+      const key = await crypto.subtle.importKey('raw', encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+      const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, body))
+      const signature = Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('')
+      expect(await verifySignature(body, signature, SECRET)).toBe(true)
+    })
   })
 
   describe('with invisible characters inserted into a captured delivery', () => {

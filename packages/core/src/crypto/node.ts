@@ -101,13 +101,15 @@ function gsonDigests(keys: readonly HmacKey[], body: Uint8Array, maxEscapes: num
  * the six `memchr` it replaces (docs/benchmarks.md, notes). Above the bound, and without
  * WebAssembly, the search stays the platform's.
  */
-function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array): Uint8Array[] {
+function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array, told?: { stripped: boolean }): Uint8Array[] {
   if (body.length <= ONE_SHOT_MAX) {
     const text = transientCanonical(body)
+    if (told !== undefined) told.stripped = text !== body
     return keys.map((key) => hmacNow(key, text))
   }
   const hasWhitespace = body.length <= WASM_STRIP_MAX ? stripper.hasWhitespace : hasJavaWhitespace
   if (hasWhitespace(body.subarray(0, SCAN_PROBE))) {
+    if (told !== undefined) told.stripped = true
     const text = stripper.strip(body)
     return keys.map((key) => hmacNow(key, text))
   }
@@ -115,6 +117,7 @@ function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array): Uint8Arra
   for (let offset = 0; offset < body.length; offset += SCAN_CHUNK) {
     const chunk = body.subarray(offset, offset + SCAN_CHUNK)
     if (hasWhitespace(chunk)) {
+      if (told !== undefined) told.stripped = true
       const text = stripper.strip(body)
       return keys.map((key) => hmacNow(key, text))
     }
@@ -148,7 +151,7 @@ export const backend: CryptoBackend = {
     return key
   },
   hmac: async (keys, data) => keys.map((key) => hmacNow(key, data)),
-  canonicalHmac: async (keys, body) => canonicalDigests(keys, body),
+  canonicalHmac: async (keys, body, told) => canonicalDigests(keys, body, told),
   sha256: async (data) => sha256Now(data),
   canonicalSha256: async (body) => canonicalSha256Now(body),
   canonicalSha256Sync: (body) => canonicalSha256Now(body),

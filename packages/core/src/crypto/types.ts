@@ -16,9 +16,9 @@ export interface CryptoBackend {
   /**
    * HMAC-SHA256 with each key of the service's canonical text: `body` with exactly Java's six
    * whitespace bytes removed (the body itself when it holds none). Strips once, hashes with
-   * every key.
+   * every key. With `told`, sets its `stripped` to whether any byte was removed.
    */
-  canonicalHmac(keys: readonly HmacKey[], body: Uint8Array): Promise<Uint8Array[]>
+  canonicalHmac(keys: readonly HmacKey[], body: Uint8Array, told?: { stripped: boolean }): Promise<Uint8Array[]>
   sha256(data: Uint8Array): Promise<Uint8Array>
   /** SHA-256 of the service's canonical text of `body` (as `canonicalHmac` strips it): a delivery's fingerprint. */
   canonicalSha256(body: Uint8Array): Promise<Uint8Array>

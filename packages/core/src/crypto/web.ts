@@ -58,7 +58,11 @@ async function gsonHmac(keys: readonly HmacKey[], body: Uint8Array, maxEscapes: 
 export const backend: CryptoBackend = {
   importHmacKey: (secret) => crypto.subtle.importKey('raw', source(secret), HMAC_SHA256, false, ['sign']),
   hmac,
-  canonicalHmac: (keys, body) => hmac(keys, canonical(body)),
+  canonicalHmac: (keys, body, told) => {
+    const text = canonical(body)
+    if (told !== undefined) told.stripped = text !== body
+    return hmac(keys, text)
+  },
   sha256: async (data) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(data))),
   // `digest` copies its input when called, as `sign` does.
   canonicalSha256: async (body) => new Uint8Array(await crypto.subtle.digest('SHA-256', source(stripper.strip(body)))),
