@@ -35,12 +35,12 @@ export interface VerifySignatureOptions {
  * Whether `header` holds a signature of `body` by any of `secrets`.
  *
  * The body is the raw bytes received; bytes that are not valid UTF-8 verify only as they were
- * signed, byte for byte, never through a text made by taking whitespace out of them. The service's own canonical form (Java's whitespace removed)
- * is tried first; only if it fails, and only where they would differ from it, the compatibility
- * forms follow: every Unicode whitespace removed (only with `unicodeWhitespace: true`), then Gson's
- * HTML escapes applied. A signature over the body with its whitespace is never accepted. The
- * header may hold several comma-separated hex values of either case. Resolves `false` for any
- * mismatch or malformed header.
+ * signed, byte for byte, never through a text made by taking whitespace out of them. The
+ * service's own canonical form (Java's whitespace removed) is tried first; only if it fails, and
+ * only where they would differ from it, the compatibility forms follow: every Unicode whitespace
+ * removed (only with `unicodeWhitespace: true`), then Gson's HTML escapes applied. A signature
+ * over the body with its whitespace is never accepted. The header may hold several
+ * comma-separated hex values of either case. Resolves `false` for any mismatch or malformed header.
  *
  * @example
  * const ok = await verifySignature(rawBody, req.headers['x-service-hmac-signature'], process.env.WEBHOOK_SECRET ?? '')
