@@ -91,6 +91,21 @@ describe('verifySignature', () => {
       })
     }
 
+    // Past 16 KiB a body is searched before it is hashed: the space found in its first KiB, or in a later chunk of 16 KiB.
+    for (const [where, at] of [
+      ['first KiB', 100],
+      ['third chunk', 40 * 1024],
+    ] as const) {
+      it(`refuses a space inside 中 in a body of 64 KiB, in its ${where}`, async () => {
+        const pad = (length: number) => 'a'.repeat(length)
+        const text = `{"a":"${pad(at)}中${pad(64 * 1024 - at)}"}`
+        const body = bytes(`{"a":"${pad(at)}`, [0xe4, 0x20, 0xb8, 0xad], `${pad(64 * 1024 - at)}"}`)
+        const signature = await hmacHex(text, SECRET)
+        expect(await verifySignature(encode(text), signature, SECRET)).toBe(true)
+        expect(await verifySignature(body, signature, SECRET)).toBe(false)
+      })
+    }
+
     it('accepts a body that is not UTF-8 signed as it is, byte for byte: nothing was taken out of it', async () => {
       const body = bytes('{"city":"', [0xe4, 0xb8], '"}')
       const key = await crypto.subtle.importKey('raw', encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
