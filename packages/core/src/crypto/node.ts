@@ -108,24 +108,23 @@ function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array, told?: { s
     return keys.map((key) => hmacNow(key, text))
   }
   const hasWhitespace = body.length <= WASM_STRIP_MAX ? stripper.hasWhitespace : hasJavaWhitespace
-  if (hasWhitespace(body.subarray(0, SCAN_PROBE))) {
-    if (told !== undefined) told.stripped = true
-    const text = stripper.strip(body)
-    return keys.map((key) => hmacNow(key, text))
-  }
+  if (hasWhitespace(body.subarray(0, SCAN_PROBE))) return strippedDigests(keys, body, told)
   let hmacs: crypto.Hmac[] | undefined
   for (let offset = 0; offset < body.length; offset += SCAN_CHUNK) {
     const chunk = body.subarray(offset, offset + SCAN_CHUNK)
-    if (hasWhitespace(chunk)) {
-      if (told !== undefined) told.stripped = true
-      const text = stripper.strip(body)
-      return keys.map((key) => hmacNow(key, text))
-    }
+    if (hasWhitespace(chunk)) return strippedDigests(keys, body, told)
     // Made once the first chunk is known clean: a pretty body never pays for them.
     hmacs ??= keys.map((key) => crypto.createHmac('sha256', (key as NodeHmacKey).secret))
     for (const hmac of hmacs) hmac.update(chunk)
   }
   return (hmacs ?? []).map((hmac) => bytesOf(hmac.digest('binary')))
+}
+
+/** The HMACs of a large body found to hold whitespace: of its stripped text, whole. */
+function strippedDigests(keys: readonly HmacKey[], body: Uint8Array, told?: { stripped: boolean }): Uint8Array[] {
+  if (told !== undefined) told.stripped = true
+  const text = stripper.strip(body)
+  return keys.map((key) => hmacNow(key, text))
 }
 
 function hmacNow(key: HmacKey, data: Uint8Array): Uint8Array {
