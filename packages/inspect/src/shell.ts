@@ -8,14 +8,27 @@ export function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`
 }
 
-/** What {@link printfFormat} writes for each byte, as bytes: the byte itself where it is written as it is. */
-const PRINTF_TEXT: Uint8Array[] = Array.from({ length: 256 }, (_, byte) => {
-  if (byte === 0x25) return Buffer.from('%%')
-  if (byte === 0x5c) return Buffer.from('\\\\')
-  if (byte === 0x27) return Buffer.from('\\047')
-  if (byte >= 0x20 && byte < 0x7f) return Uint8Array.of(byte)
-  return Buffer.from(`\\${byte.toString(8).padStart(3, '0')}`)
-})
+/** The text {@link printfFormat} writes for a byte: the byte itself where it is written as it is. */
+function printfText(byte: number): string {
+  if (byte === 0x25) return '%%'
+  if (byte === 0x5c) return '\\\\'
+  if (byte === 0x27) return '\\047'
+  if (byte >= 0x20 && byte < 0x7f) return String.fromCharCode(byte)
+  return `\\${byte.toString(8).padStart(3, '0')}`
+}
+
+/**
+ * Each byte's text, one to four bytes, at `byte * 4` in one flat table, and its length: two typed
+ * arrays read by index, where a table of 256 buffers cost a look-up of a polymorphic element and
+ * a call to `set` for every byte escaped.
+ */
+const TEXT = new Uint8Array(256 * 4)
+const TEXT_LENGTH = new Uint8Array(256)
+for (let byte = 0; byte < 256; byte++) {
+  const text = printfText(byte)
+  TEXT_LENGTH[byte] = text.length
+  for (let at = 0; at < text.length; at++) TEXT[byte * 4 + at] = text.charCodeAt(at)
+}
 
 /**
  * A `printf` format for exactly these bytes: printable ASCII as it is (with `%` and `\` doubled),
@@ -26,18 +39,31 @@ const PRINTF_TEXT: Uint8Array[] = Array.from({ length: 256 }, (_, byte) => {
 function printfFormat(bytes: Uint8Array): string {
   // Written into one buffer sized first, then decoded once: appending to a string a byte at a time
   // cost 170 ns a byte, a fifth of a second to export a body of a mebibyte.
-  const leading = bytes[0] === 0x2d ? Buffer.from('\\055') : undefined
-  let length = leading === undefined ? 0 : leading.length - 1
-  for (const byte of bytes) length += (PRINTF_TEXT[byte] as Uint8Array).length
+  const dash = bytes[0] === 0x2d
+  let length = dash ? 3 : 0
+  for (let index = 0; index < bytes.length; index++) length += TEXT_LENGTH[bytes[index] as number] as number
+  // Nothing to escape: the bytes are the format.
+  if (length === bytes.length) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1')
   const out = Buffer.allocUnsafe(length)
   let at = 0
-  for (let index = 0; index < bytes.length; index++) {
-    const text = index === 0 && leading !== undefined ? leading : (PRINTF_TEXT[bytes[index] as number] as Uint8Array)
-    if (text.length === 1) out[at++] = text[0] as number
-    else {
-      out.set(text, at)
-      at += text.length
+  let index = 0
+  if (dash) {
+    at = out.write('\\055', 0, 'latin1')
+    index = 1
+  }
+  for (; index < bytes.length; index++) {
+    const byte = bytes[index] as number
+    const from = byte * 4
+    const size = TEXT_LENGTH[byte] as number
+    out[at] = TEXT[from] as number
+    if (size > 1) {
+      out[at + 1] = TEXT[from + 1] as number
+      if (size > 2) {
+        out[at + 2] = TEXT[from + 2] as number
+        out[at + 3] = TEXT[from + 3] as number
+      }
     }
+    at += size
   }
   return out.toString('latin1')
 }
