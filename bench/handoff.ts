@@ -18,8 +18,10 @@
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { createHmac } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { startRedis } from '@hookguard/testkit/redis-server'
+import { Redis } from 'ioredis'
 import { SECRET } from './handoff-shared.ts'
 import { quantile, RESULT_PREFIX } from './measure.ts'
 import { type OpenLoopResult, openLoop, pooled } from './open-loop.ts'
@@ -41,6 +43,21 @@ type Variant = (typeof VARIANTS)[number]
 const WORKER_ELSEWHERE = ['empty', 'verified', 'handoff', 'control'] as const
 type ElsewhereVariant = (typeof WORKER_ELSEWHERE)[number]
 
+/** What each process on the machine spent per delivery, in microseconds of CPU. */
+export interface ProcessCpu {
+  server: number
+  redis: number
+  worker: number
+  sender: number
+}
+
+export interface MachineCpu {
+  /** The cores the processes share (`os.availableParallelism()`). */
+  cores: number
+  withWorker: Partial<Record<Variant, ProcessCpu>>
+  workerElsewhere: Partial<Record<ElsewhereVariant, ProcessCpu>>
+}
+
 type Answers<V extends Variant> = Record<Exclude<V, 'control'>, OpenLoopResult> & { control?: OpenLoopResult }
 
 export interface HandoffFigures {
@@ -61,6 +78,17 @@ export interface HandoffFigures {
   workerElsewhere?: Answers<ElsewhereVariant>
   /** The server process's CPU time (user + system) per delivery over the measured window, in microseconds. */
   cpuPerDeliveryUs: Partial<Record<Variant, number>>
+  /**
+   * Every process's CPU time per delivery over the same windows, in microseconds: the server, Redis,
+   * the worker (while one runs) and the sender, which share the machine's cores. Runs recorded
+   * before this was measured have none.
+   */
+  machine?: MachineCpu
+  /**
+   * How the worker process was scheduled beside the servers: Linux's idle policy (`SCHED_IDLE`), or
+   * only `nice` 19 where that is not to be had. Runs recorded before this was told ran at `nice` 19.
+   */
+  workerPolicy?: 'idle' | 'nice'
   /** With the handler of `workMs`: milliseconds from the receiver's verdict to the handler's start. */
   endToEnd: { deliveries: number; p50: number; p99: number }
   /** Deliveries a second one worker process runs with a handler that does nothing, from a backlog. */
@@ -108,6 +136,19 @@ function deliveries(run: string) {
   }
 }
 
+/** Redis's own CPU time so far (`INFO cpu`: its main thread and the others), in microseconds. */
+async function redisCpuUs(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu')
+  const seconds = (field: string) => Number(new RegExp(`^${field}:([0-9.]+)`, 'm').exec(info)?.[1] ?? Number.NaN)
+  return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6
+}
+
+/** This process's CPU time so far, in microseconds: the sender's. */
+function ownCpuUs(): number {
+  const { user, system } = process.cpuUsage()
+  return user + system
+}
+
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await check())) {
@@ -124,15 +165,26 @@ async function takeTurns<V extends Variant>(
   servers: Record<Variant, { child: ChildProcess; port: number }>,
   variants: readonly V[],
   label: string,
-): Promise<{ answers: Record<V, OpenLoopResult>; cpuPerDeliveryUs: Record<V, number> }> {
+  others: { redis: Redis; worker?: ChildProcess },
+): Promise<{ answers: Record<V, OpenLoopResult>; cpuPerDeliveryUs: Record<V, number>; machine: Record<V, ProcessCpu> }> {
   const rounds = Object.fromEntries(variants.map((variant) => [variant, [] as OpenLoopResult[]])) as Record<V, OpenLoopResult[]>
   const cpuUs = Object.fromEntries(variants.map((variant) => [variant, 0])) as Record<V, number>
+  const spent = Object.fromEntries(variants.map((variant) => [variant, { server: 0, redis: 0, worker: 0, sender: 0 }])) as Record<
+    V,
+    ProcessCpu
+  >
+  const readOthers = async () => ({
+    redis: await redisCpuUs(others.redis),
+    worker: others.worker === undefined ? 0 : (await ask<{ cpuUs: number }>(others.worker, { cpu: true })).cpuUs,
+    sender: ownCpuUs(),
+  })
   for (let round = 0; round < ROUNDS; round++) {
     for (const variant of variants) {
       const { child, port } = servers[variant]
       // The worker's last round of handlers ends before the next round starts.
       await new Promise((resolve) => setTimeout(resolve, 2 * WORK_MS))
       const before = (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs
+      const othersBefore = await readOthers()
       const result = await openLoop({
         port,
         path: '/hooks',
@@ -140,7 +192,11 @@ async function takeTurns<V extends Variant>(
         durationS: DURATION_S / ROUNDS,
         delivery: deliveries(`${label}${variant}-${round}`),
       })
-      cpuUs[variant] += (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs - before
+      const othersAfter = await readOthers()
+      const serverUs = (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs - before
+      cpuUs[variant] += serverUs
+      spent[variant].server += serverUs
+      for (const process of ['redis', 'worker', 'sender'] as const) spent[variant][process] += othersAfter[process] - othersBefore[process]
       // A refusal is the benchmark's own fault (a delivery not signed as the service signs), and
       // it answers sooner than a delivery: a run of them would time the wrong path. A 503 or an
       // answer that never came is a result, counted in the page's `answered` column.
@@ -151,20 +207,34 @@ async function takeTurns<V extends Variant>(
   }
   const answers = {} as Record<V, OpenLoopResult>
   const cpuPerDeliveryUs = {} as Record<V, number>
+  const machine = {} as Record<V, ProcessCpu>
   for (const variant of variants) {
     const { latencies: _, ...all } = pooled(rounds[variant])
     answers[variant] = { ...all, latencies: [] }
     cpuPerDeliveryUs[variant] = cpuUs[variant] / all.answered
+    const { server, redis, worker, sender } = spent[variant]
+    machine[variant] = {
+      server: server / all.answered,
+      redis: redis / all.answered,
+      worker: worker / all.answered,
+      sender: sender / all.answered,
+    }
     console.error(
       `bench handoff: ${label}${variant} p50 ${all.p50.toFixed(2)} ms, p99 ${all.p99.toFixed(2)} ms, ${JSON.stringify(all.statuses)}`,
     )
   }
-  return { answers, cpuPerDeliveryUs }
+  return { answers, cpuPerDeliveryUs, machine }
 }
 
 const redis = await startRedis({ own: true })
+// Asks Redis for its CPU time around each window; one command before and one after, not in the window.
+const probe = new Redis(redis.url)
 try {
-  const worker = await start<{ ready: true }>('./handoff-worker.ts', [redis.url, String(WORK_MS), String(WORKER_CONCURRENCY)])
+  const worker = await start<{ ready: true; policy: 'idle' | 'nice' }>('./handoff-worker.ts', [
+    redis.url,
+    String(WORK_MS),
+    String(WORKER_CONCURRENCY),
+  ])
   const servers = {} as Record<Variant, { child: ChildProcess; port: number }>
   for (const variant of VARIANTS) {
     const { child, first } = await start<{ port: number }>('./handoff-server.ts', [variant, String(WORK_MS), redis.url])
@@ -180,7 +250,7 @@ try {
       delivery: deliveries(`${variant}-warm`),
     })
   }
-  const { answers, cpuPerDeliveryUs } = await takeTurns(servers, VARIANTS, '')
+  const { answers, cpuPerDeliveryUs, machine } = await takeTurns(servers, VARIANTS, '', { redis: probe, worker: worker.child })
   const expected = Math.round(RATE * (WARMUP_S + DURATION_S))
   let delays: number[] = []
   await waitFor(
@@ -195,9 +265,10 @@ try {
   const endToEnd = { deliveries: measured.length, p50: quantile(measured, 0.5), p99: quantile(measured, 0.99) }
   stop(worker.child)
   // No worker now: the hand-off's jobs wait in Redis, as they would for workers elsewhere.
-  const elsewhere = await takeTurns(servers, WORKER_ELSEWHERE, 'no-worker-')
+  const elsewhere = await takeTurns(servers, WORKER_ELSEWHERE, 'no-worker-', { redis: probe })
   for (const variant of VARIANTS) stop(servers[variant].child)
   // An empty Redis for the throughput run, which counts every job its worker finds.
+  probe.disconnect()
   await redis.restart()
 
   // Throughput: a backlog queued with no worker running, then one worker with an empty handler.
@@ -234,11 +305,14 @@ try {
     answers,
     workerElsewhere: elsewhere.answers,
     cpuPerDeliveryUs,
+    workerPolicy: worker.first.policy,
+    machine: { cores: availableParallelism(), withWorker: machine, workerElsewhere: elsewhere.machine },
     endToEnd,
     worker: { deliveries: THROUGHPUT_DELIVERIES, concurrency: THROUGHPUT_CONCURRENCY, perSecond: THROUGHPUT_DELIVERIES / seconds },
   }
   console.log(`${RESULT_PREFIX}${JSON.stringify(figures)}`)
 } finally {
+  probe.disconnect()
   await redis.stop()
 }
 process.exit(0)

@@ -7,6 +7,7 @@ import { UNICODE_HMACS_PER_SECRET } from '@hookguard/testkit/entry-points'
 import { SHAPE_LABELS, type Shape } from '@hookguard/testkit/payload'
 import type { EntryResult, RefusalFigure, RefusalResult, UnderAttackResult, UnitFigure, UnitsResult } from './adversarial.ts'
 import type { Figures } from './figures.ts'
+import type { ProcessCpu } from './handoff.ts'
 import type { HttpResult } from './http.ts'
 import type { InstructionsResult } from './instructions.ts'
 import type { CandidateResult, PayloadResult } from './measure.ts'
@@ -410,7 +411,7 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
   return [
     `### Answer fast, process later (${handoff.runtime})`,
     '',
-    `bench/handoff.ts: ${handoff.rate} signed ${handoff.bodyBytes}-byte deliveries a second for ${handoff.durationS} s to each of ${control !== undefined ? 'five' : verified === undefined ? 'three' : 'four'} Express 5 servers, each in its own process on loopback, sent open-loop (on schedule, latency counted from when each was due, bench/open-loop.ts)${handoff.rounds === undefined ? '' : `, the servers taking turns in ${handoff.rounds} rounds whose answers are pooled`}. \`inline\`: \`webhook()\` and a handler that works ${handoff.workMs} ms before it answers; \`handoff\`: \`webhook({ handoff })\` onto a BullMQ queue on a real redis-server, a worker process doing the ${handoff.workMs} ms; \`empty\`: a route that answers 202 and does nothing${verified === undefined ? '' : '; `verified`: `webhook()` answering 202 at once, what verifying costs, which no hand-off undercuts'}${control === undefined ? '' : "; `empty route again`: the empty route in a process of its own, the run's noise"}. The worker runs at the lowest priority (\`nice\` 19) on the same two cores, as background work.`,
+    `bench/handoff.ts: ${handoff.rate} signed ${handoff.bodyBytes}-byte deliveries a second for ${handoff.durationS} s to each of ${control !== undefined ? 'five' : verified === undefined ? 'three' : 'four'} Express 5 servers, each in its own process on loopback, sent open-loop (on schedule, latency counted from when each was due, bench/open-loop.ts)${handoff.rounds === undefined ? '' : `, the servers taking turns in ${handoff.rounds} rounds whose answers are pooled`}. \`inline\`: \`webhook()\` and a handler that works ${handoff.workMs} ms before it answers; \`handoff\`: \`webhook({ handoff })\` onto a BullMQ queue on a real redis-server, a worker process doing the ${handoff.workMs} ms; \`empty\`: a route that answers 202 and does nothing${verified === undefined ? '' : '; `verified`: `webhook()` answering 202 at once, what verifying costs, which no hand-off undercuts'}${control === undefined ? '' : "; `empty route again`: the empty route in a process of its own, the run's noise"}. The worker runs on the same cores as background work, ${handoff.workerPolicy === 'idle' ? "under Linux's idle scheduling policy (`SCHED_IDLE`: it gets a core only when no other process wants one)" : 'at the lowest priority (`nice` 19)'}.`,
     '',
     table(
       ['server', 'p50', 'p99', 'max', 'answered', 'server CPU a delivery'],
@@ -430,6 +431,7 @@ function handoffTable(handoff: NonNullable<Figures['handoff']>, misses: Miss[]):
     `${p50Met ? '✓' : '✗'} target: the hand-off's p50 within ${HANDOFF_P50_MS} ms of the empty route's (${latencyAdded(p50Added)}). ${p99Met ? '✓' : '✗'} target: its p99 within ${Math.round((HANDOFF_P99_RATIO - 1) * 100)} % of the empty route's (${p99Ratio.toFixed(2)}×).${verified === undefined ? '' : ` The queue's own share, against the verified route: p50 ${latencyAdded(queued.p50 - verified.p50)}, p99 ${(queued.p99 / verified.p99).toFixed(2)}×; verifying's, the verified route against the empty one: p50 ${latencyAdded(verified.p50 - empty.p50)}, p99 ${(verified.p99 / empty.p99).toFixed(2)}×.`}`,
     ...controlLines(empty, control),
     ...workerElsewhereLines(handoff),
+    ...machineLines(handoff),
     '',
     `The workers: from the receiver's verdict to the handler's start, p50 ${latency(handoff.endToEnd.p50)}, p99 ${latency(handoff.endToEnd.p99)} (${handoff.endToEnd.deliveries} deliveries at ${handoff.rate} a second, one worker process with ${handoff.workMs} ms handlers). One worker process with a handler that does nothing, concurrency ${handoff.worker.concurrency}, drains a backlog of ${handoff.worker.deliveries} at **${handoff.worker.perSecond.toFixed(0)} deliveries a second**.`,
   ].join('\n')
@@ -459,6 +461,33 @@ function workerElsewhereLines(handoff: NonNullable<Figures['handoff']>): string[
   return [
     '',
     `With no worker on these cores (the same turns for the empty route, the verified one and the hand-off, its jobs left waiting, as for workers on other machines): empty route p50 ${latency(empty.p50)}, p99 ${latency(empty.p99)}; verified only p50 ${latency(verified.p50)}, p99 ${latency(verified.p99)}; hand-off p50 ${latency(queued.p50)}, p99 ${latency(queued.p99)}, that is p50 ${latencyAdded(queued.p50 - empty.p50)} and p99 ${(queued.p99 / empty.p99).toFixed(2)}× the empty route's${control === undefined ? '' : `; the empty route's copy p50 ${latencyAdded(control.p50 - empty.p50)}, p99 ${(control.p99 / empty.p99).toFixed(2)}×`}.`,
+  ]
+}
+
+/**
+ * Every process's CPU a delivery, and the share of the machine's cores that keeps busy at the run's
+ * rate: the load the answers above wait in. Runs recorded before it was measured have none.
+ */
+function machineLines(handoff: NonNullable<Figures['handoff']>): string[] {
+  const { machine, rate } = handoff
+  if (machine === undefined) return []
+  const busy = (cpu: ProcessCpu) => {
+    const total = cpu.server + cpu.redis + cpu.worker + cpu.sender
+    const share = (total * rate) / 1e6 / machine.cores
+    return `${total.toFixed(0)} µs, ${(share * 100).toFixed(0)} % of the ${machine.cores} cores`
+  }
+  const parts = (cpu: ProcessCpu) =>
+    `server ${cpu.server.toFixed(0)}, Redis ${cpu.redis.toFixed(0)}, worker ${cpu.worker.toFixed(0)}, sender ${cpu.sender.toFixed(0)}`
+  const row = (label: string, cpu: ProcessCpu | undefined) => (cpu === undefined ? [] : [`${label} ${busy(cpu)} (${parts(cpu)})`])
+  const withWorker = [
+    ...row('empty route', machine.withWorker.empty),
+    ...row('verified only', machine.withWorker.verified),
+    ...row('hand-off', machine.withWorker.handoff),
+  ]
+  const elsewhere = [...row('verified only', machine.workerElsewhere.verified), ...row('hand-off', machine.workerElsewhere.handoff)]
+  return [
+    '',
+    `The machine's CPU a delivery, every process on it counted over the same windows (µs of CPU; at ${rate} a second, the share of the cores it keeps busy), with the worker running: ${withWorker.join('; ')}. With no worker: ${elsewhere.join('; ')}. The answers wait in that load: the busier the cores, the longer a request waits for one, and the tail grows faster than the share.`,
   ]
 }
 
