@@ -13,10 +13,10 @@ import { HANDOFF_QUEUE } from './handoff-shared.ts'
 const [redisUrl, workArg, concurrencyArg] = process.argv.slice(2) as [string, string, string]
 // Background work, as a deployment's workers are to its receivers (elsewhere, or beneath them): on
 // two shared cores, at the same priority, the worker's turns would land inside the answers measured.
-// Linux's idle policy where there is one, `nice` 19 besides: under the EEVDF scheduler a nice-19
-// process already on a core runs out its slice before a server woken by a request gets it, and the
-// hand-off's p50 read 13.2 and 16.7 ms that way against 3.0 and 3.0 ms with the worker idle-scheduled,
-// runs taken in turn in one hour (bench/notes.md, 1 December, evening).
+// Linux's idle policy where there is one, `nice` 19 besides: a process under the idle policy gives
+// its core up as soon as another wants it, where a nice-19 one may keep it for the rest of its
+// slice. The hand-off's p50 read 13.2 and 16.7 ms at `nice` 19 against 3.0 and 3.0 ms idle, runs
+// taken in turn in one hour (bench/notes.md, 1 December, evening).
 setPriority(19)
 const idle = spawnSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(process.pid)], { stdio: 'ignore' }).status === 0
 const workMs = Number(workArg)
