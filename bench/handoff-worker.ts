@@ -15,8 +15,9 @@ const [redisUrl, workArg, concurrencyArg] = process.argv.slice(2) as [string, st
 // two shared cores, at the same priority, the worker's turns would land inside the answers measured.
 // Linux's idle policy where there is one, `nice` 19 besides: a process under the idle policy gives
 // its core up as soon as another wants it, where a nice-19 one may keep it for the rest of its
-// slice. The hand-off's p50 read 13.2 and 16.7 ms at `nice` 19 against 3.0 and 3.0 ms idle, runs
-// taken in turn in one hour (bench/notes.md, 1 December, evening).
+// slice. The hand-off's p50 read 3.9 ms idle against 5.3 ms at `nice` 19 on a quiet machine, and
+// 3.0 against 13.2 and 16.7 ms beside another busy process, runs taken in turn (bench/notes.md,
+// 1 December, evening).
 setPriority(19)
 const idle = spawnSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(process.pid)], { stdio: 'ignore' }).status === 0
 const workMs = Number(workArg)
