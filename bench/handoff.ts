@@ -168,7 +168,6 @@ async function takeTurns<V extends Variant>(
   others: { redis: Redis; worker?: ChildProcess },
 ): Promise<{ answers: Record<V, OpenLoopResult>; cpuPerDeliveryUs: Record<V, number>; machine: Record<V, ProcessCpu> }> {
   const rounds = Object.fromEntries(variants.map((variant) => [variant, [] as OpenLoopResult[]])) as Record<V, OpenLoopResult[]>
-  const cpuUs = Object.fromEntries(variants.map((variant) => [variant, 0])) as Record<V, number>
   const spent = Object.fromEntries(variants.map((variant) => [variant, { server: 0, redis: 0, worker: 0, sender: 0 }])) as Record<
     V,
     ProcessCpu
@@ -193,9 +192,7 @@ async function takeTurns<V extends Variant>(
         delivery: deliveries(`${label}${variant}-${round}`),
       })
       const othersAfter = await readOthers()
-      const serverUs = (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs - before
-      cpuUs[variant] += serverUs
-      spent[variant].server += serverUs
+      spent[variant].server += (await ask<{ cpuUs: number }>(child, { cpu: true })).cpuUs - before
       for (const process of ['redis', 'worker', 'sender'] as const) spent[variant][process] += othersAfter[process] - othersBefore[process]
       // A refusal is the benchmark's own fault (a delivery not signed as the service signs), and
       // it answers sooner than a delivery: a run of them would time the wrong path. A 503 or an
@@ -211,7 +208,6 @@ async function takeTurns<V extends Variant>(
   for (const variant of variants) {
     const { latencies: _, ...all } = pooled(rounds[variant])
     answers[variant] = { ...all, latencies: [] }
-    cpuPerDeliveryUs[variant] = cpuUs[variant] / all.answered
     const { server, redis, worker, sender } = spent[variant]
     machine[variant] = {
       server: server / all.answered,
@@ -219,6 +215,7 @@ async function takeTurns<V extends Variant>(
       worker: worker / all.answered,
       sender: sender / all.answered,
     }
+    cpuPerDeliveryUs[variant] = machine[variant].server
     console.error(
       `bench handoff: ${label}${variant} p50 ${all.p50.toFixed(2)} ms, p99 ${all.p99.toFixed(2)} ms, ${JSON.stringify(all.statuses)}`,
     )

@@ -44,7 +44,9 @@ function printfFormat(bytes: Uint8Array): string {
   for (let index = 0; index < bytes.length; index++) length += TEXT_LENGTH[bytes[index] as number] as number
   // Nothing to escape: the bytes are the format.
   if (length === bytes.length) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1')
-  const out = Buffer.allocUnsafe(length)
+  // Three bytes of room past the end: every byte's four table bytes are copied, and the next byte's
+  // text, or the end, takes the place of those past its own length.
+  const out = Buffer.allocUnsafe(length + 3)
   let at = 0
   let index = 0
   if (dash) {
@@ -54,18 +56,13 @@ function printfFormat(bytes: Uint8Array): string {
   for (; index < bytes.length; index++) {
     const byte = bytes[index] as number
     const from = byte * 4
-    const size = TEXT_LENGTH[byte] as number
     out[at] = TEXT[from] as number
-    if (size > 1) {
-      out[at + 1] = TEXT[from + 1] as number
-      if (size > 2) {
-        out[at + 2] = TEXT[from + 2] as number
-        out[at + 3] = TEXT[from + 3] as number
-      }
-    }
-    at += size
+    out[at + 1] = TEXT[from + 1] as number
+    out[at + 2] = TEXT[from + 2] as number
+    out[at + 3] = TEXT[from + 3] as number
+    at += TEXT_LENGTH[byte] as number
   }
-  return out.toString('latin1')
+  return out.toString('latin1', 0, length)
 }
 
 /** `printf` writing exactly these bytes. */
