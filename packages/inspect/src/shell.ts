@@ -94,11 +94,12 @@ export function fromEnvironment(variable: string): string {
  * One argument holding an environment variable's value percent-encoded, every byte as `%xx`
  * (valid in a query or a form, whatever the value holds), with POSIX tools only. The variable is
  * checked before (see {@link fromEnvironment}): in a command substitution, a failed `:?` would
- * not stop the script.
+ * not stop the script. One `sed` both writes the `%` and joins `od`'s lines: each tool in the
+ * pipe is a process more, and a script may encode many credentials.
  */
 export function percentEncodedWord(variable: string): string {
   if (!/^[A-Z_][A-Z0-9_]*$/.test(variable)) throw new TypeError(`@hookguard/inspect: not a variable name: ${variable}`)
-  return `"$(printf '%s' "\${${variable}}" | od -An -v -tx1 | tr -d ' \\n' | sed 's/../%&/g')"`
+  return `"$(printf '%s' "\${${variable}}" | od -An -v -tx1 | sed -e 's/[^0-9a-f]//g' -e 's/../%&/g' -e 'H;$!d;x;s/\\n//g')"`
 }
 
 /**

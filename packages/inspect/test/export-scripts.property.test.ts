@@ -396,14 +396,18 @@ const arrivals = new Map<string, Arrival[]>()
  * `hookguard` on PATH: a shell stand-in that hands its arguments, standard input and the
  * variables `send` reads to this process, which runs the real command line in-process (a Node
  * start per delivery would take the run past its time). It asks over bash's /dev/tcp rather
- * than with curl: a curl start per delivery was a fifth of the run's CPU time.
+ * than with curl: a curl start per delivery was a fifth of the run's CPU time. Its files are
+ * named by its own process id, which no other running stand-in has, rather than put in a
+ * directory `mktemp` makes: a process started costs more than the rest of the stand-in's work.
+ * This process removes them once read, before the stand-in exits and its id can be reused.
  */
 const SHIM = `#!/bin/bash
-d=$(mktemp -d "$HOOKGUARD_SHIM_DIR/call.XXXXXX") || exit 3
+d="$HOOKGUARD_SHIM_DIR/call.$$"
+printf '%s' "$#" > "$d.argc" || exit 3
 i=0
-for a in "$@"; do printf '%s' "$a" > "$d/arg.$i"; i=$((i + 1)); done
-cat > "$d/stdin"
-for v in HOOKGUARD_SECRET HOOKGUARD_PASSWORD HOOKGUARD_APP_SECRET; do printf '%s' "\${!v}" > "$d/env.$v"; done
+for a in "$@"; do printf '%s' "$a" > "$d.arg.$i"; i=$((i + 1)); done
+cat > "$d.stdin"
+for v in HOOKGUARD_SECRET HOOKGUARD_PASSWORD HOOKGUARD_APP_SECRET; do printf '%s' "\${!v}" > "$d.env.$v"; done
 exec 3<>"/dev/tcp/127.0.0.1/$HOOKGUARD_SHIM_PORT" || exit 3
 printf 'POST /__shim HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\nContent-Length: %d\\r\\n\\r\\n%s' "\${#d}" "$d" >&3
 # The answer's head, up to its blank line; then its body, the exit code.
@@ -412,12 +416,19 @@ IFS= read -r code <&3
 exit "\${code:-3}"
 `
 
-async function shim(callDir: string): Promise<number> {
+async function shim(call: string): Promise<number> {
+  const files = [`${call}.argc`, `${call}.stdin`]
+  const argc = Number(readFileSync(`${call}.argc`, 'latin1'))
   const args: string[] = []
-  for (let i = 0; existsSync(join(callDir, `arg.${i}`)); i++) args.push(readFileSync(join(callDir, `arg.${i}`), 'utf8'))
+  for (let i = 0; i < argc; i++) files.push(`${call}.arg.${i}`)
+  for (const file of files.slice(2)) args.push(readFileSync(file, 'utf8'))
   const env: Record<string, string> = {}
-  for (const name of Object.keys(OWN)) env[name] = readFileSync(join(callDir, `env.${name}`), 'latin1')
-  const stdin = readFileSync(join(callDir, 'stdin'))
+  for (const name of Object.keys(OWN)) {
+    files.push(`${call}.env.${name}`)
+    env[name] = readFileSync(`${call}.env.${name}`, 'latin1')
+  }
+  const stdin = readFileSync(`${call}.stdin`)
+  for (const file of files) rmSync(file)
   const sink = { write: () => true }
   async function* input() {
     yield new Uint8Array(stdin)
@@ -512,7 +523,7 @@ describe('every exported script, under sh and bash', () => {
       await Promise.all(drivers.map((file) => runScript(file, dir, environment)))
 
       expect(existsSync(join(dir, CANARY)), `seed ${seed}: text of a request ran`).toBe(false)
-      const unexpected = readdirSync(dir).filter((name) => !/^(hookguard|call\.\w+|(curl|send|driver)-[\w.-]+)$/.test(name))
+      const unexpected = readdirSync(dir).filter((name) => !/^(hookguard|(curl|send|driver)-[\w.-]+)$/.test(name))
       expect(unexpected, `seed ${seed}`).toEqual([])
       for (const { key, format, script, recorded, env } of cases) {
         const arrived = arrivals.get(key) ?? []
