@@ -1,4 +1,3 @@
-import { backend } from '#crypto'
 import type { Resolvable, WebhookAuth } from './auth.ts'
 import { basicChallenge, parseBasicAuthorization } from './basic.ts'
 import { utf8 } from './bytes.ts'
@@ -16,6 +15,7 @@ import {
   parseSignatureHeader,
   SERVICE_FORM,
   type SignatureMatch,
+  serviceDigests,
   signatureHint,
 } from './signature.ts'
 import { MAX_TOKEN_LENGTH } from './token.ts'
@@ -104,8 +104,10 @@ function secretAuthenticator(
       // Stryker disable next-line LogicalOperator: speed only — the keys awaited are the same keys
       const keys = importedKeys ?? (await (fixedKeys ?? importKeys(secrets)))
       // The candidates in the protocol's order, as verifySignature tries them (signature.ts), written
-      // out here too: a delivery in the service's own form then awaits one call, not two.
-      key = matchingKey(await backend.canonicalHmac(keys, body), expected)
+      // out here too: a delivery in the service's own form then awaits one call, not two, and on
+      // Node none.
+      const digests = serviceDigests(keys, body)
+      key = matchingKey(Array.isArray(digests) ? digests : await digests, expected)
       if (key >= 0) match = SERVICE_FORM
       else {
         match = await matchCompatibilityForms(body, expected, keys, unicodeWhitespace)

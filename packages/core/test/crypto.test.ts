@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { backend as active } from '#crypto'
 import { backend as node } from '../src/crypto/node.ts'
 import { backend as web } from '../src/crypto/web.ts'
@@ -46,6 +46,18 @@ describe('HMAC on the Node build', () => {
         const data = Uint8Array.from({ length: size }, (_, i) => (i * 11) & 0xff)
         expect((await node.hmac(keys, data)).map(hex), `key ${keyLength}, body ${size}`).toEqual((await web.hmac(webKeys, data)).map(hex))
       }
+    }
+  })
+
+  it('hashes with the right key pads after its scratch memory grows, one key throughout', async () => {
+    // A fresh module: its scratch memory is still the small size, so a 2 KiB body makes it grow.
+    vi.resetModules()
+    const { backend: fresh } = await import('../src/crypto/node.ts')
+    const key = await fresh.importHmacKey(encode('whsec-demo'))
+    const webKey = await web.importHmacKey(encode('whsec-demo'))
+    for (const size of [2, 2048, 3]) {
+      const data = new Uint8Array(size).fill(0x62)
+      expect((await fresh.hmac([key], data)).map(hex), `body ${size}`).toEqual((await web.hmac([webKey], data)).map(hex))
     }
   })
 
