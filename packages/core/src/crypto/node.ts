@@ -33,8 +33,8 @@ interface NodeHmacKey {
 let innerInput = Buffer.alloc(BLOCK + 1024)
 const outerInput = Buffer.alloc(BLOCK + 32)
 /**
- * Whose pads those two hold now: a receiver of one secret writes them once, not twice a delivery
- * (each `set` a call into a builtin, about a tenth of the JavaScript a delivery runs besides).
+ * Whose pads those two hold now: a receiver of one secret writes them once, not on every
+ * delivery (each `set` is a call into a builtin, about 160 instructions).
  */
 let innerKey: NodeHmacKey | undefined
 let outerKey: NodeHmacKey | undefined
