@@ -7,7 +7,10 @@
  * busy machine. Not part of run.ts; start it alone, on the packages' builds as the benches measure
  * them (`pnpm build` first):
  *
- * `node --import tsx --expose-gc bench/koa-loop.ts <webhook|reference> <probe> [--warmup=N] [--requests=N] [--top=N]`
+ * `node --import tsx --expose-gc bench/koa-loop.ts <variant> <probe> [--warmup=N] [--requests=N] [--top=N]`
+ *
+ * The variant is `webhook`, `reference`, or the reference with the core's body reader, signature
+ * check or both in place of its own (`reference-body`, `reference-signature`, `reference-both`).
  *
  * Each probe runs `--warmup` requests (4 000) first, then `--requests` (2 000) it reads:
  * - `time`: wall-clock time per request (noisy on a shared machine; the others are not).
@@ -27,6 +30,8 @@ import { IncomingMessage, ServerResponse } from 'node:http'
 import { Session } from 'node:inspector/promises'
 import type { Socket } from 'node:net'
 import { getHeapSpaceStatistics } from 'node:v8'
+import { DEFAULT_MAX_BODY_SIZE, verifySignature } from '@hookguard/core'
+import { readNodeBody } from '@hookguard/core/node'
 import { webhook } from '@hookguard/koa'
 import { benchDelivery, headerOf, PATH, referenceBody, referenceVerify, SECRET } from './http-server.ts'
 
@@ -62,13 +67,41 @@ const reference: KoaMiddleware = async (ctx, next) => {
   await next()
 }
 
+/**
+ * The reference with one of the core's parts in place of its own, to tell what each part costs
+ * over the reference: the core's Node body reader (a size limit, time bounds, its listeners taken
+ * off once read), the core's signature check (the service's form of the body, the header's hex,
+ * the constant-time comparison), or both. `webhook()` over `reference-both` is then what the
+ * receiver and the adapter cost around those parts.
+ */
+function ablated(ownBody: boolean, ownSignature: boolean): KoaMiddleware {
+  return async (ctx, next) => {
+    const raw = ownBody ? await readNodeBody(ctx.req, DEFAULT_MAX_BODY_SIZE, '', body.length) : await referenceBody(ctx.req)
+    const genuine = ownSignature
+      ? await verifySignature(raw, ctx.req.headers['x-service-hmac-signature'] as string | undefined, SECRET)
+      : referenceVerify(raw, headerOf(ctx.req))
+    if (!genuine) {
+      ctx.status = 401
+      return
+    }
+    ctx.request.body = JSON.parse(raw.toString('utf8'))
+    await next()
+  }
+}
+const ABLATED: Record<string, KoaMiddleware> = {
+  'reference-body': ablated(true, false),
+  'reference-signature': ablated(false, true),
+  'reference-both': ablated(true, true),
+}
+
 // A specifier held in a variable keeps TypeScript from looking for declarations that are not installed.
 const koaSpecifier: string = 'koa'
 const Koa = (await import(koaSpecifier)).default as new () => KoaApp
 const app = new Koa()
 if (variant === 'webhook') app.use(webhook({ auth: { mode: 'secret', secret: SECRET } }))
 else if (variant === 'reference') app.use(reference)
-else throw new Error('koa-loop: the variant is webhook or reference')
+else if (variant !== undefined && variant in ABLATED) app.use(ABLATED[variant])
+else throw new Error(`koa-loop: the variant is webhook, reference or one of ${Object.keys(ABLATED).join(', ')}`)
 app.use((ctx: KoaContext) => {
   ctx.status = (ctx.request.body as { event?: unknown } | undefined)?.event === 'customer.updated' ? 204 : 500
 })

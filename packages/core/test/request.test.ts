@@ -33,6 +33,16 @@ describe('readHeader', () => {
 
   it('joins the lines of a repeated header, whatever their case', () => {
     expect(readHeader(['X-Id', 'a', 'x-id', 'b', 'X-ID', 'c'], 'x-id')).toBe('a, b, c')
+    expect(readHeader(['X-Id', 'a', 'x-id', 'b', 'X-ID', 'c'], 'X-Id')).toBe('a, b, c')
+  })
+
+  it('reads names in any case after a resolver has asked for a hundred others', () => {
+    // The lower-case forms of the names asked for are kept for a bounded number of names only.
+    for (let i = 0; i < 100; i++) expect(readHeader(['x-other', 'v'], `X-Asked-${i}`)).toBeNull()
+    for (const name of ['X-Late-Name', 'x-late-name', 'X-LATE-NAME']) {
+      expect(readHeader(['x-late-name', 'a', 'X-Late-Name', 'b', 'X-LATE-NAME', 'c'], name)).toBe('a, b, c')
+      expect(readHeader(['\u212a-late', 'v'], 'k-late')).toBeNull()
+    }
   })
 })
 

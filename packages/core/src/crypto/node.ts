@@ -29,8 +29,13 @@ interface NodeHmacKey {
   outer: Buffer
 }
 
-/** Reused across calls (hashing is synchronous): ipad-key then body; opad-key then inner digest. */
-let innerInput = Buffer.alloc(BLOCK + 1024)
+/**
+ * Reused across calls (hashing is synchronous): ipad-key then body; opad-key then inner digest.
+ * The first is a plain `Uint8Array`: V8 looks a `Buffer`'s methods up on Node's prototype, which
+ * holds too many to be read as constants, on every call. The second is written as text, which only
+ * a `Buffer` does natively.
+ */
+let innerInput = new Uint8Array(BLOCK + 1024)
 const outerInput = Buffer.alloc(BLOCK + 32)
 /**
  * Whose pads those two hold now: a receiver of one secret writes them once, not on every
@@ -49,7 +54,7 @@ function padded(secret: Buffer, byte: number): Buffer {
 
 function oneShotHmac(key: NodeHmacKey, data: Uint8Array, sha256: NonNullable<typeof hash>): string {
   if (innerInput.length < BLOCK + data.length) {
-    innerInput = Buffer.alloc(BLOCK + ONE_SHOT_MAX)
+    innerInput = new Uint8Array(BLOCK + ONE_SHOT_MAX)
     innerKey = undefined
   }
   if (innerKey !== key) {
