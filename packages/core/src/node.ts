@@ -12,7 +12,7 @@ import { declaredBodyLength } from './body.ts'
 import { watchBody } from './body-watch.ts'
 import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, RECEIPT_BOUNDS, type TimeBounds, wasDrained } from './drain.ts'
 import { bodyTooSlow, payloadTooLarge, rawBodyUnavailable, WebhookError } from './errors.ts'
-import type { HeaderSource } from './request.ts'
+import { type BodySource, type HeaderSource, LimitedBodyReader } from './request.ts'
 
 /**
  * The headers of a Node request as the core reads them best: its `rawHeaders`, which keep every
@@ -35,6 +35,31 @@ export function nodeRequestHeaders(req: {
  */
 export function nodeBodyConsumed(req: IncomingMessage): boolean {
   return (req as { _body?: unknown })._body === true || req.readableEnded || req.readableDidRead
+}
+
+/**
+ * A Node request's body as an adapter hands it to the core (`IncomingRequest.body`): read by
+ * {@link readNodeBody} once the headers have passed, with the limit and the `Content-Length` the
+ * core checked. The core takes its bytes as they come, where it checks a function's again.
+ * `howToMount` ends the refusal's message when something read the body first.
+ */
+export function nodeBody(req: IncomingMessage, howToMount: string): BodySource {
+  return new NodeBody(req, howToMount)
+}
+
+class NodeBody extends LimitedBodyReader {
+  readonly #req: IncomingMessage
+  readonly #howToMount: string
+
+  constructor(req: IncomingMessage, howToMount: string) {
+    super()
+    this.#req = req
+    this.#howToMount = howToMount
+  }
+
+  read(limit: number, declaredLength: number | undefined): Promise<Buffer> {
+    return readNodeBody(this.#req, limit, this.#howToMount, declaredLength)
+  }
 }
 
 /**

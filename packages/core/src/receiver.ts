@@ -12,7 +12,7 @@ import { type Covered, canHashLater, fingerprintNow, fingerprintOf } from './fin
 import { handOff } from './handoff.ts'
 import { parseJson } from './json.ts'
 import { checkOptions, type WebhookOptions } from './options.ts'
-import { type BodySource, type IncomingRequest, toWebhookRequest, type WebhookRequest } from './request.ts'
+import { type BodySource, type IncomingRequest, LimitedBodyReader, toWebhookRequest, type WebhookRequest } from './request.ts'
 import { errorResponse, type WebhookResponse } from './response.ts'
 import { validatePayload } from './standard-schema.ts'
 import { checkTokenRequestUrl, createTokenIssuer, TOKEN_MAX_BODY_SIZE, tokenErrorResponse } from './token-endpoint.ts'
@@ -316,7 +316,11 @@ class BodyReader {
   #readWithin(limit: number, transferEncoding?: string | null): Promise<Uint8Array> {
     try {
       const incoming = this.#incoming
-      const source = readSource(incoming.body, limit, checkedLength(incoming, limit, transferEncoding))
+      const declared = checkedLength(incoming, limit, transferEncoding)
+      const { body } = incoming
+      // The core's own reader keeps to the limit and refuses with the core's errors: nothing to check again.
+      if (body instanceof LimitedBodyReader) return body.read(limit, declared)
+      const source = readSource(body, limit, declared)
       if (source instanceof Uint8Array) return Promise.resolve(withinLimit(source, limit))
       return source.then(
         (bytes) => withinLimit(bytes, limit),
@@ -414,6 +418,8 @@ function readSource(body: BodySource, limit: number, declaredLength: number | un
   if (typeof body === 'string') return utf8(body)
   if (typeof body === 'function') return body(limit, declaredLength)
   if (body === null || body === undefined) return new Uint8Array(0)
+  // A reader of another copy of the core (an app that loads two of its builds): read, and checked as a function's is.
+  if (!('getReader' in body)) return body.read(limit, declaredLength)
   return readLimited(body, limit, declaredLength)
 }
 

@@ -6,10 +6,11 @@ export type HeaderSource = { get(name: string): string | null } | readonly strin
 
 /**
  * The body as an adapter has it: the raw bytes (when a body parser kept a copy), a Web stream
- * (a Fetch `Request`'s body), nothing, or a function that reads the bytes and fails once more than
- * `limit` arrive (Node's stream, read with the adapter's tools). The core calls it with the
- * `Content-Length` it has already checked (one valid length, within `limit`), or `undefined` for a
- * body the headers do not measure, so a reader need not parse the header again.
+ * (a Fetch `Request`'s body), nothing, a Node request's body as `nodeBody()` of
+ * `@hookguard/core/node` hands it over, or a function that reads the bytes and fails once more than
+ * `limit` arrive. The core calls it with the `Content-Length` it has already checked (one valid
+ * length, within `limit`), or `undefined` for a body the headers do not measure, so a reader need
+ * not parse the header again. What a function resolves is checked against the limit again.
  */
 export type BodySource =
   | Uint8Array
@@ -18,7 +19,17 @@ export type BodySource =
   | ReadableStream<Uint8Array>
   | null
   | undefined
+  | LimitedBodyReader
   | ((limit: number, declaredLength: number | undefined) => Promise<Uint8Array>)
+
+/**
+ * A body reader of the core's own (`nodeBody()`): it keeps to the limit it is given and refuses
+ * only with `WebhookError`s, so the core takes what it resolves as it comes. A function's bytes
+ * are checked again, which costs a delivery a promise more (see docs/benchmarks.md, notes).
+ */
+export abstract class LimitedBodyReader {
+  abstract read(limit: number, declaredLength: number | undefined): Promise<Uint8Array>
+}
 
 /**
  * What an adapter hands the core: the request as the framework has it, web-shaped. A Fetch

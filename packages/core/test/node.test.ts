@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { DRAIN_IDLE_MS, DRAIN_MAX_BYTES, WebhookError } from '@hookguard/core'
-import { nodeBodyConsumed, nodeRequestHeaders, readNodeBody, settleWhenAnswered } from '@hookguard/core/node'
+import { createReceiver, DRAIN_IDLE_MS, DRAIN_MAX_BYTES, WebhookError } from '@hookguard/core'
+import { nodeBody, nodeBodyConsumed, nodeRequestHeaders, readNodeBody, settleWhenAnswered } from '@hookguard/core/node'
 import { afterEach, describe, expect, it } from 'vitest'
 import { wasDrained } from '../src/drain.ts'
 
@@ -333,6 +333,45 @@ describe('readNodeBody', () => {
       expect(outcomes[0]).toBeInstanceOf(WebhookError)
       expect((outcomes[0] as WebhookError).code).toBe('invalid_body')
     })
+  })
+})
+
+describe('nodeBody', () => {
+  const receive = (req: IncomingMessage, maxBodySize?: number) =>
+    createReceiver({ auth: { mode: 'none' }, maxBodySize }).verify({
+      method: 'POST',
+      url: '/hooks',
+      headers: nodeRequestHeaders(req),
+      body: nodeBody(req, HOW_TO_MOUNT),
+    })
+
+  it("hands the receiver a Node request's body, read to its end and parsed", async () => {
+    const { req } = nodeRequest({ chunks: ['{"event":', '"customer.created"}'], headers: { 'content-length': '28' } })
+    const result = await receive(req)
+    expect(result.ok && result.delivery.payload).toEqual({ event: 'customer.created' })
+  })
+
+  it('is refused 413 past maxBodySize, read to its end first, as readNodeBody refuses it', async () => {
+    const { req } = nodeRequest({ chunks: ['{"event":', '"customer.created"}'] })
+    const result = await receive(req, 16)
+    expect(result.ok || [result.response.status, result.error?.code, result.response.headers.connection]).toEqual([
+      413,
+      'payload_too_large',
+      undefined,
+    ])
+  })
+
+  it('is refused 400 when the client sends another length than it declared', async () => {
+    const { req } = nodeRequest({ chunks: ['{"event":"x"}'], headers: { 'content-length': '40' } })
+    const result = await receive(req)
+    expect(result.ok || [result.response.status, result.error?.code]).toEqual([400, 'invalid_body'])
+  })
+
+  it('says how to mount the webhook when something read the body first', async () => {
+    const req = Object.assign(nodeRequest({ chunks: ['{}'] }).req, { _body: true })
+    const result = await receive(req)
+    expect(result.ok || [result.response.status, result.error?.code]).toEqual([500, 'raw_body_unavailable'])
+    expect(result.ok || result.error?.message.endsWith(HOW_TO_MOUNT)).toBe(true)
   })
 })
 

@@ -346,6 +346,15 @@ describe('createReceiver', () => {
       expect(answer.json.error).toBe('payload_too_large')
     })
 
+    it("reads a reader object of another copy of the core, and checks its bytes as it checks a function's", async () => {
+      // An app that loads two builds of the core hands one the other's `nodeBody()`: not this copy's class.
+      const foreign = (bytes: Uint8Array) => ({ read: vi.fn(async () => bytes) }) as unknown as IncomingRequest['body']
+      const within = await createReceiver(secretMode).verify(request({ headers: await signed(), body: foreign(encode(BODY)) }))
+      expect(within.ok).toBe(true)
+      const answer = await refusal(small, request({ headers: await signed(), body: foreign(encode(BODY)) }))
+      expect([answer.status, answer.json.error]).toEqual([413, 'payload_too_large'])
+    })
+
     it('accepts a body of exactly maxBodySize, declared, streamed or in hand', async () => {
       const exact: WebhookOptions = { ...secretMode, maxBodySize: encode(BODY).byteLength }
       const declared = { ...(await signed()), 'content-length': String(encode(BODY).byteLength) }

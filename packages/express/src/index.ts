@@ -1,6 +1,6 @@
 import { createReceiver, type VerifyResult, type WebhookDelivery, type WebhookOptions } from '@hookguard/core'
 import { checkOnError, type IncomingRequest, type WebhookResponse } from '@hookguard/core/adapter'
-import { nodeRequestHeaders, readNodeBody, settleWhenAnswered } from '@hookguard/core/node'
+import { nodeBody, nodeRequestHeaders, settleWhenAnswered } from '@hookguard/core/node'
 import type { Request, RequestHandler, Response } from 'express'
 
 const PACKAGE = '@hookguard/express'
@@ -124,7 +124,7 @@ function bodyOf(req: Request): IncomingRequest['body'] {
     if (kept instanceof Uint8Array) return Buffer.from(kept.buffer, kept.byteOffset, kept.byteLength)
     if (typeof kept === 'string') return Buffer.from(kept, 'utf8')
   }
-  return (limit, declared) => readNodeBody(req, limit, HOW_TO_MOUNT, declared)
+  return nodeBody(req, HOW_TO_MOUNT)
 }
 
 function send(res: Response, { status, headers, body }: WebhookResponse): void {

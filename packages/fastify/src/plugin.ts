@@ -1,6 +1,6 @@
 import { createReceiver, type WebhookDelivery, type WebhookOptions } from '@hookguard/core'
 import { checkOnError, type IncomingRequest, type WebhookResponse } from '@hookguard/core/adapter'
-import { nodeRequestHeaders, readNodeBody, settleWhenAnswered } from '@hookguard/core/node'
+import { nodeBody, nodeRequestHeaders, settleWhenAnswered } from '@hookguard/core/node'
 import type {
   ContextConfigDefault,
   FastifyBaseLogger,
@@ -180,7 +180,7 @@ function toIncomingRequest(request: FastifyRequest): IncomingRequest {
     url: request.url,
     origin: () => `${request.protocol}://${request.host}`,
     headers: nodeRequestHeaders(request.raw),
-    body: (limit, declared) => readNodeBody(request.raw, limit, HOW_TO_MOUNT, declared),
+    body: nodeBody(request.raw, HOW_TO_MOUNT),
   }
 }
 

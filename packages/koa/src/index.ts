@@ -1,6 +1,6 @@
 import { createReceiver, type WebhookDelivery, type WebhookOptions } from '@hookguard/core'
 import { checkOnError, type IncomingRequest, type WebhookResponse } from '@hookguard/core/adapter'
-import { nodeRequestHeaders, readNodeBody, settleWhenAnswered } from '@hookguard/core/node'
+import { nodeBody, nodeRequestHeaders, settleWhenAnswered } from '@hookguard/core/node'
 import type { Context, Middleware } from 'koa'
 
 const PACKAGE = '@hookguard/koa'
@@ -111,7 +111,7 @@ function bodyOf(ctx: Context): IncomingRequest['body'] {
   // The body parsers decode as UTF-8, so encoding their text back gives the bytes received.
   const { rawBody } = ctx.request as ParsedRequest
   if (typeof rawBody === 'string') return Buffer.from(rawBody, 'utf8')
-  return (limit, declared) => readNodeBody(ctx.req, limit, HOW_TO_MOUNT, declared)
+  return nodeBody(ctx.req, HOW_TO_MOUNT)
 }
 
 function send(ctx: Context, { status, headers, body }: WebhookResponse): void {
