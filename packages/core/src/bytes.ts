@@ -6,7 +6,7 @@ export function utf8(text: string): Uint8Array {
   return encoder.encode(text)
 }
 
-export { containsAnyByte, decodeUtf8, indexOfByte, isUtf8Bytes, occursMoreThan, toBase64 } from '#bytes'
+export { containsAnyByte, decodeUtf8, fromHex, indexOfByte, isUtf8Bytes, occursMoreThan, toBase64 } from '#bytes'
 
 export function toBytes(body: string | Uint8Array): Uint8Array {
   return typeof body === 'string' ? encoder.encode(body) : body
@@ -20,25 +20,6 @@ export function toHex(bytes: Uint8Array): string {
   return out
 }
 
-/** The value of each hex digit by character code, -1 for anything else. */
-const HEX_VALUE = new Int8Array(128).fill(-1)
-for (let i = 0; i < 16; i++) {
-  HEX_VALUE[i.toString(16).charCodeAt(0)] = i
-  HEX_VALUE[i.toString(16).toUpperCase().charCodeAt(0)] = i
-}
-
-/** Decodes hex of either case; `undefined` for odd lengths or any non-hex character. */
-export function fromHex(text: string): Uint8Array | undefined {
-  if (text.length % 2 !== 0) return undefined
-  const out = new Uint8Array(text.length / 2)
-  for (let i = 0; i < out.length; i++) {
-    const hi = HEX_VALUE[text.charCodeAt(2 * i)] ?? -1
-    const lo = HEX_VALUE[text.charCodeAt(2 * i + 1)] ?? -1
-    if (hi < 0 || lo < 0) return undefined
-    out[i] = (hi << 4) | lo
-  }
-  return out
-}
 
 /** Standard base64, strict: `undefined` for any character outside the alphabet. */
 export function fromBase64(text: string): Uint8Array | undefined {

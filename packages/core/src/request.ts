@@ -130,13 +130,15 @@ function isRawHeaders(headers: HeaderSource): headers is readonly string[] {
  * more than the rest of the lookup (see docs/benchmarks.md, notes).
  */
 function rawHeader(raw: readonly string[], name: string): string | null {
-  const lower = lowerCaseName(name)
+  // Looked up only for a line as long as the name and spelled otherwise: most lookups find none.
+  let lower: string | undefined
   let value: string | null = null
   // Stryker disable next-line EqualityOperator: equivalent — i is even and rawHeaders has an even length, so i + 1 = length never happens
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const field = raw[i] as string
+    if (field.length !== name.length) continue
     // Stryker disable next-line ConditionalExpression,LogicalOperator: speed only — sameHeaderName finds the same names equal
-    if (field.length !== name.length || (field !== name && field !== lower && !sameHeaderName(field, name))) continue
+    if (field !== name && field !== (lower ??= lowerCaseName(name)) && !sameHeaderName(field, name)) continue
     value = value === null ? (raw[i + 1] as string) : `${value}, ${raw[i + 1]}`
   }
   return value

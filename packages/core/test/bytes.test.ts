@@ -1,19 +1,31 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { fromBase64, fromBase64Url, fromHex, occursMoreThan, toBase64Url } from '../src/bytes.ts'
-import { toBase64 as toBase64Node } from '../src/bytes-platform/node.ts'
-import { toBase64 as toBase64Web } from '../src/bytes-platform/web.ts'
+import { fromHex as fromHexNode, toBase64 as toBase64Node } from '../src/bytes-platform/node.ts'
+import { fromHex as fromHexWeb, toBase64 as toBase64Web } from '../src/bytes-platform/web.ts'
 
 // The decoders that stand between a sender's text and a comparison: each refuses, rather than
 // repairs, what is not exactly its own alphabet, so no two spellings decode to the same bytes.
 
-describe('fromHex', () => {
+describe.each([
+  ['this build', fromHex],
+  ['the Node build', fromHexNode],
+  ['the Web build', fromHexWeb],
+])('fromHex, %s', (_, fromHex) => {
   it('decodes either case', () => {
-    expect(fromHex('00fFa5')).toEqual(new Uint8Array([0x00, 0xff, 0xa5]))
+    expect([...(fromHex('00fFa5') ?? [])]).toEqual([0x00, 0xff, 0xa5])
+    expect([...(fromHex('') ?? [9])]).toEqual([])
   })
 
   it('refuses an odd length and any character outside 0-9 a-f A-F, in either half of a byte', () => {
-    for (const text of ['abc', 'g0', '0g', 'zz', ' 0', '0 ', '-1', '0x']) expect(fromHex(text), text).toBeUndefined()
+    for (const text of ['abc', 'g0', '0g', 'zz', ' 0', '0 ', '-1', '0x', `${'ab'.repeat(31)}0g`]) expect(fromHex(text), text).toBeUndefined()
+  })
+
+  it('refuses characters outside ASCII, those whose low byte is a hex digit among them', () => {
+    // U+0161 U+0162 end in 0x61 0x62 ('a', 'b'); U+0130 U+0131 in '0', '1'; U+00E9 is Latin-1.
+    for (const text of ['\u0161\u0162', '\u0130\u0131', 'a\u0161', '\u00e90', `${'ab'.repeat(31)}\u0130\u0131`]) {
+      expect(fromHex(text), JSON.stringify(text)).toBeUndefined()
+    }
   })
 })
 

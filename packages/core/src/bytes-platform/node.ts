@@ -46,3 +46,16 @@ export function toBase64(data: Uint8Array): string {
   const buffer = data instanceof Buffer ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
   return buffer.toString('base64')
 }
+
+/**
+ * Decodes hex of either case; `undefined` for odd lengths or any character outside 0-9 a-f A-F.
+ * Buffer's native decoder, where a JavaScript loop reads the signature header's 64 characters one
+ * `charCodeAt` at a time (see docs/benchmarks.md, notes). It stops at the first pair that is not
+ * hex, which the count of bytes written tells, and reads a character above U+00FF by its low byte
+ * (`š` as `a`), so a text with any character outside ASCII is refused first: its UTF-8 is longer.
+ */
+export function fromHex(text: string): Uint8Array | undefined {
+  if (text.length % 2 !== 0 || Buffer.byteLength(text, 'utf8') !== text.length) return undefined
+  const bytes = Buffer.allocUnsafe(text.length / 2)
+  return bytes.write(text, 'hex') === bytes.length ? bytes : undefined
+}

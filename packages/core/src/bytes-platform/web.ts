@@ -54,3 +54,23 @@ export function toBase64(data: Uint8Array): string {
   }
   return btoa(binary)
 }
+
+/** The value of each hex digit by character code, -1 for anything else. */
+const HEX_VALUE = new Int8Array(128).fill(-1)
+for (let i = 0; i < 16; i++) {
+  HEX_VALUE[i.toString(16).charCodeAt(0)] = i
+  HEX_VALUE[i.toString(16).toUpperCase().charCodeAt(0)] = i
+}
+
+/** Decodes hex of either case; `undefined` for odd lengths or any character outside 0-9 a-f A-F. */
+export function fromHex(text: string): Uint8Array | undefined {
+  if (text.length % 2 !== 0) return undefined
+  const out = new Uint8Array(text.length / 2)
+  for (let i = 0; i < out.length; i++) {
+    const hi = HEX_VALUE[text.charCodeAt(2 * i)] ?? -1
+    const lo = HEX_VALUE[text.charCodeAt(2 * i + 1)] ?? -1
+    if (hi < 0 || lo < 0) return undefined
+    out[i] = (hi << 4) | lo
+  }
+  return out
+}
