@@ -20,7 +20,6 @@ export function toHex(bytes: Uint8Array): string {
   return out
 }
 
-
 /** Standard base64, strict: `undefined` for any character outside the alphabet. */
 export function fromBase64(text: string): Uint8Array | undefined {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 === 1) return undefined

@@ -89,6 +89,9 @@ export function readNodeBody(
   receipt: TimeBounds = RECEIPT_BOUNDS,
 ): Promise<Buffer> {
   if (nodeBodyConsumed(req)) return Promise.reject(rawBodyUnavailable(howToMount))
+  // A client gone before the body is read (while an async resolver or Basic `verify` ran): its
+  // request was destroyed, and no byte or event will come; waiting for the idle bound held it for nothing.
+  if (req.destroyed) return Promise.reject(incomplete())
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = []
     let size = 0

@@ -18,7 +18,8 @@ describe.each([
   })
 
   it('refuses an odd length and any character outside 0-9 a-f A-F, in either half of a byte', () => {
-    for (const text of ['abc', 'g0', '0g', 'zz', ' 0', '0 ', '-1', '0x', `${'ab'.repeat(31)}0g`]) expect(fromHex(text), text).toBeUndefined()
+    for (const text of ['abc', 'g0', '0g', 'zz', ' 0', '0 ', '-1', '0x', `${'ab'.repeat(31)}0g`])
+      expect(fromHex(text), text).toBeUndefined()
   })
 
   it('refuses characters outside ASCII, those whose low byte is a hex digit among them', () => {

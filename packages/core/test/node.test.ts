@@ -281,6 +281,17 @@ describe('readNodeBody', () => {
     }
   })
 
+  it('refuses at once, as invalid_body, a request whose client went away before its body was read', async () => {
+    // An async resolver ran first; meanwhile the sender left and Node destroyed the request, whose
+    // close came and went: nothing more will arrive, and the idle bound is not waited out.
+    const { req, stream } = nodeRequest({ chunks: ['{"event":"x"}'], end: false })
+    stream.destroy()
+    await once(stream, 'close')
+    const error = await refusal(readNodeBody(req, 64, HOW_TO_MOUNT))
+    expect([error.code, error.status]).toEqual(['invalid_body', 400])
+    expect(stream.listenerCount('data') + stream.listenerCount('end') + stream.listenerCount('close')).toBe(0)
+  })
+
   it('leaves no listener on the request once it has answered', async () => {
     const read = nodeRequest({ chunks: ['{}'] })
     await readNodeBody(read.req, 64, HOW_TO_MOUNT)
