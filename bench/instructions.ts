@@ -64,10 +64,13 @@ export interface InstructionsResult {
 
 const quick = process.argv.includes('--quick')
 const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--framework='.length)
-// Under callgrind a server answers a hundred or so requests a second. The warm-up lets the JIT
-// settle; the window is long enough that a collection more or less moves a count by a percent.
+// The warm-up lets the JIT settle; the window is long enough that a collection more or less moves
+// a count by a percent. After 4 000 requests the optimising compiler still ran 57 to 85 k
+// instructions a request in Koa's window, more for the path with more functions, which then ran
+// as baseline code: the count was of a server's warm-up (bench/notes.md, 2026-12-01, evening).
+// After 30 000 it ran 30 to 45 k for every server. Koa's six take about ten minutes so.
 const option = (name: string) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)) || undefined
-const WARMUP = option('warmup') ?? (quick ? 200 : 4000)
+const WARMUP = option('warmup') ?? (quick ? 200 : 30_000)
 const REQUESTS = option('requests') ?? (quick ? 200 : 5000)
 const CONNECTIONS = 10
 const COUNTED = ['hmac', 'reference', 'webhook'] as const satisfies readonly Variant[]

@@ -418,7 +418,7 @@ function readSource(body: BodySource, limit: number, declaredLength: number | un
   if (typeof body === 'string') return utf8(body)
   if (typeof body === 'function') return body(limit, declaredLength)
   if (body === null || body === undefined) return new Uint8Array(0)
-  // A reader of another copy of the core (an app that loads two of its builds): read, and checked as a function's is.
+  // Any other reader object (another copy of the core's, in an app that loads two of its builds): read, and checked as a function's is.
   if (!('getReader' in body)) return body.read(limit, declaredLength)
   return readLimited(body, limit, declaredLength)
 }
