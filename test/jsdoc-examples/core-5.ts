@@ -6,5 +6,5 @@ declare const request: Request
 import { matchSignature, importKeys, serviceDigests, matchCompatibilityForms, SERVICE_FORM, signatureHint, matchesAny, matchingKey, MAX_SIGNATURE_HEADER_LENGTH, parseSignatureHeader } from '../../packages/core/src/signature.ts'
 
 export async function example() {
-const ok = await verifySignature(rawBody, req.headers['x-service-hmac-signature'], process.env.WEBHOOK_SECRET ?? '')
+const signature = await sign('{"event": "ping"}', 'whsec-…')
 }

@@ -5,6 +5,7 @@
 export type { BasicCredentials } from './basic.ts'
 export { basicChallenge, formatBasicAuthorization, parseBasicAuthorization } from './basic.ts'
 export { declaredBodyLength, readLimited } from './body.ts'
+export { BodyBytes } from './body-bytes.ts'
 export { escapeLikeGson, stripUnicodeWhitespace } from './canonical.ts'
 export { timingSafeEqual } from './constant-time.ts'
 export { payloadTooLarge, rawBodyUnavailable } from './errors.ts'

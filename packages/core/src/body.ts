@@ -1,3 +1,4 @@
+import { BodyBytes } from './body-bytes.ts'
 import { watchBody } from './body-watch.ts'
 import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, RECEIPT_BOUNDS, type TimeBounds } from './drain.ts'
 import { bodyTooSlow, payloadTooLarge } from './errors.ts'
@@ -60,7 +61,7 @@ export async function readLimited(
     throw (await discardRest(discarding(stream), bounds)) ? drainedRefusal(limit) : payloadTooLarge(limit)
   }
   const reader = stream.getReader()
-  const chunks: Uint8Array[] = []
+  const kept = new BodyBytes()
   let size = 0
   // A bound cancels the reader, which ends a read still waiting for a byte.
   let late = false
@@ -75,7 +76,7 @@ export async function readLimited(
       if (done) break
       size += value.byteLength
       if (size > limit) break
-      chunks.push(value)
+      kept.add(value)
       watch.arrived()
     }
   } catch (error) {
@@ -83,9 +84,9 @@ export async function readLimited(
   } finally {
     watch.cancel()
   }
-  if (size <= limit) return joined(chunks, size)
+  if (size <= limit) return kept.bytes()
   // Refused: from here on, bytes are counted and let go, through the reader that read them.
-  chunks.length = 0
+  kept.clear()
   throw (await discardRest(chunksOf(reader), bounds)) ? drainedRefusal(limit) : payloadTooLarge(limit)
 }
 
@@ -154,16 +155,4 @@ async function discardRest(body: Discarding, bounds: DrainBounds): Promise<boole
   }
   await body.cancel().catch(() => {})
   return false
-}
-
-function joined(chunks: readonly Uint8Array[], size: number): Uint8Array {
-  // Stryker disable next-line ConditionalExpression: speed only — joining one chunk copies the same bytes (→ true is killed)
-  if (chunks.length === 1) return chunks[0] as Uint8Array
-  const body = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    body.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return body
 }

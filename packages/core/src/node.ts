@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { declaredBodyLength } from './body.ts'
+import { BodyBytes } from './body-bytes.ts'
 import { watchBody } from './body-watch.ts'
 import { DRAIN_BOUNDS, type DrainBounds, drainedRefusal, RECEIPT_BOUNDS, type TimeBounds, wasDrained } from './drain.ts'
 import { bodyTooSlow, payloadTooLarge, rawBodyUnavailable, WebhookError } from './errors.ts'
@@ -93,7 +94,7 @@ export function readNodeBody(
   // request was destroyed, and no byte or event will come; waiting for the idle bound held it for nothing.
   if (req.destroyed) return Promise.reject(incomplete())
   return new Promise((resolve, reject) => {
-    let chunks: Buffer[] = []
+    const kept = new BodyBytes<Buffer>(allocateBuffer, joinBuffers)
     let size = 0
     // Once refused: what has been discarded; the watch is over the receipt's bounds until then, the drain's after.
     let refused = false
@@ -104,7 +105,7 @@ export function readNodeBody(
       req.off('end', onEnd)
       req.off('error', onGone)
       req.off('close', onGone)
-      if (error === undefined) resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size))
+      if (error === undefined) resolve(kept.bytes())
       else {
         // Unless drained to its end: stop taking bytes. The rest stays on the connection, which the answer closes.
         if (!wasDrained(error)) req.pause()
@@ -113,7 +114,7 @@ export function readNodeBody(
     }
     let watch = watchBody(receipt, () => finish(bodyTooSlow()))
     const refuse = () => {
-      chunks = []
+      kept.clear()
       refused = true
       watch.cancel()
       watch = watchBody(bounds, () => finish(payloadTooLarge(limit)))
@@ -126,7 +127,7 @@ export function readNodeBody(
         else watch.arrived()
       } else if (size > limit) refuse()
       else {
-        chunks.push(chunk)
+        kept.add(chunk)
         watch.arrived()
       }
     }
@@ -145,6 +146,9 @@ export function readNodeBody(
     if (typeof declared === 'number' && declared > limit) refuse()
   })
 }
+
+const allocateBuffer = (length: number) => Buffer.allocUnsafe(length)
+const joinBuffers = (pieces: readonly Uint8Array[], size: number) => Buffer.concat(pieces, size)
 
 function incomplete(): WebhookError {
   return new WebhookError('invalid_body', 'The request body could not be read in full.')

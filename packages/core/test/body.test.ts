@@ -261,6 +261,30 @@ describe('readLimited', () => {
     expect(alive).toBeLessThanOrEqual(2)
   })
 
+  it('holds a body sent a byte at a time in pieces: of 4 096 one-byte chunks, only the first stays reachable', async () => {
+    const gc = collector()
+    const count = 4096
+    const sent: WeakRef<Uint8Array>[] = []
+    let alive: number | undefined
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent.length === count) {
+          // Every chunk has been read; past this job, nothing but the reader can hold them.
+          await new Promise((resolve) => setTimeout(resolve, 10))
+          gc()
+          alive = sent.filter((chunk) => chunk.deref() !== undefined).length
+          return controller.close()
+        }
+        const chunk = bytes(0x30 + (sent.length % 10))
+        sent.push(new WeakRef(chunk))
+        controller.enqueue(chunk)
+      },
+    })
+    const body = await readLimited(stream, MIB)
+    expect(new TextDecoder().decode(body)).toBe('0123456789'.repeat(410).slice(0, count))
+    expect(alive).toBeLessThanOrEqual(2)
+  })
+
   it('refuses a stream whose one chunk is over the limit', async () => {
     const { stream } = chunked([bytes(1, 2, 3, 4, 5)])
     await expect(readLimited(stream, 4)).rejects.toMatchObject({ code: 'payload_too_large' })

@@ -243,6 +243,27 @@ describe('readNodeBody', () => {
     expect(alive).toBeLessThanOrEqual(2)
   })
 
+  it('holds a body sent a byte at a time in pieces: of 4 096 one-byte chunks, only the first stays reachable', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const { req, stream } = nodeRequest({ end: false })
+    const reading = readNodeBody(req, MIB, HOW_TO_MOUNT)
+    // Kept chunk by chunk, such a body held an object for every byte: 220 MB for 1 MiB.
+    const sent: WeakRef<Buffer>[] = []
+    for (let i = 0; i < 4096; i++) {
+      const chunk = Buffer.from([0x30 + (i % 10)])
+      sent.push(new WeakRef(chunk))
+      stream.write(chunk)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    gc()
+    const alive = sent.filter((chunk) => chunk.deref() !== undefined).length
+    stream.end()
+    const body = await reading
+    expect(body.toString()).toBe('0123456789'.repeat(410).slice(0, 4096))
+    expect(alive).toBeLessThanOrEqual(2)
+  })
+
   it('refuses a body shorter or longer than its declared length', async () => {
     const short = nodeRequest({ chunks: ['{}'], headers: { 'content-length': '3' } })
     const long = nodeRequest({ chunks: ['{"a":1}'], headers: { 'content-length': '2' } })

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import { BodyBytes } from '@hookguard/core/adapter'
 
 /** How reading a request's body ended: its end, the sender gone, or its time up. */
 export type BodyEnd = 'end' | 'closed' | 'timeout'
@@ -14,8 +15,8 @@ export interface BodyCapture {
  * trickles) would otherwise hold its connection and its record until Node's own 5-minute limit.
  */
 export function captureBody(req: IncomingMessage, limit: number, timeoutMs: number): BodyCapture {
-  const chunks: Buffer[] = []
-  let kept = 0
+  // In pieces: a sender that writes a byte to a chunk would otherwise hold an object per byte kept.
+  const kept = new BodyBytes()
   let total = 0
   const done = new Promise<BodyEnd>((resolve) => {
     const timer = setTimeout(() => resolve('timeout'), timeoutMs)
@@ -25,11 +26,9 @@ export function captureBody(req: IncomingMessage, limit: number, timeoutMs: numb
     }
     req.on('data', (chunk: Buffer) => {
       total += chunk.byteLength
-      if (kept >= limit + 1) return
-      const room = limit + 1 - kept
-      const part = chunk.byteLength <= room ? chunk : chunk.subarray(0, room)
-      chunks.push(part)
-      kept += part.byteLength
+      if (kept.size >= limit + 1) return
+      const room = limit + 1 - kept.size
+      kept.add(chunk.byteLength <= room ? chunk : chunk.subarray(0, room))
     })
     req.once('end', () => settle('end'))
     // A sender that goes away mid-body: what arrived is what is recorded.
@@ -39,7 +38,7 @@ export function captureBody(req: IncomingMessage, limit: number, timeoutMs: numb
   return {
     done,
     result() {
-      const all = Buffer.concat(chunks)
+      const all = kept.bytes()
       const truncated = all.byteLength > limit
       return { body: new Uint8Array(truncated ? all.subarray(0, limit) : all), truncated, total }
     },
