@@ -1,4 +1,5 @@
 import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
+import { gatheredPieces } from './gather.ts'
 import type { InspectorSettings } from './options.ts'
 import { endToEnd, pairs } from './raw-headers.ts'
 import { type AppAnswer, MAX_RECORDED_ANSWER } from './record.ts'
@@ -55,10 +56,15 @@ export function createForwarder(settings: InspectorSettings, target: URL) {
       agent,
     })
     let responding = false
+    const body = gatheredPieces()
+    const stopSending = () => {
+      req.unpipe(body)
+      body.unpipe(upstream)
+    }
 
     const failed = (error: 'unreachable' | 'timeout') => {
       if (settled) return
-      req.unpipe(upstream)
+      stopSending()
       upstream.destroy()
       if (!res.headersSent) {
         const status = error === 'timeout' ? 504 : 502
@@ -137,13 +143,13 @@ export function createForwarder(settings: InspectorSettings, target: URL) {
     res.once('close', () => {
       if (!res.writableFinished) upstream.destroy()
     })
-    req.pipe(upstream)
+    req.pipe(body).pipe(upstream)
 
     return {
       answer,
       cancel() {
         if (settled) return !res.headersSent
-        req.unpipe(upstream)
+        stopSending()
         if (responding) return false
         settled = true
         clearTimeout(deadline)

@@ -19,12 +19,18 @@ const BODY = '{"event": "order.paid", "data": {"id": 42}}'
 
 /** An app that records what it received and answers `status`. */
 async function recordingApp(status = 200) {
-  const seen: { method: string; url: string; rawHeaders: string[]; body: Buffer }[] = []
+  const seen: { method: string; url: string; rawHeaders: string[]; body: Buffer; chunks: number }[] = []
   const app = await nodeApp((req: IncomingMessage, res) => {
     const parts: Buffer[] = []
     req.on('data', (chunk: Buffer) => parts.push(chunk))
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', rawHeaders: req.rawHeaders, body: Buffer.concat(parts) })
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        rawHeaders: req.rawHeaders,
+        body: Buffer.concat(parts),
+        chunks: parts.length,
+      })
       res.writeHead(status, { 'content-type': 'application/json', 'x-app': 'yes' }).end(JSON.stringify({ status }))
     })
   })
@@ -138,6 +144,28 @@ describe('inspect --forward-to', () => {
     expect(app.seen[0]?.rawHeaders.map((h) => h.toLowerCase())).toContain('transfer-encoding')
     const [record] = await waitFor(1)
     expect(record).toMatchObject({ verdict: 'verified', app: { status: 200 } })
+  })
+
+  it('forwards a body sent a byte to a chunk in pieces, not a write to the app for every byte', async () => {
+    const app = await recordingApp()
+    const { inspector: running, waitFor } = await inspector({ forwardTo: app.url })
+    const body = `{"event":"ping","data":"${'x'.repeat(4000)}"}`
+    const { port } = new URL(running.receiveUrl)
+    // Every byte its own chunk, all written at once: the inspector's parser reads them in a few reads.
+    const framed = [...body].map((byte) => `1\r\n${byte}\r\n`).join('')
+    const socket = connect(Number(port), '127.0.0.1')
+    socket.on('error', () => {})
+    // Written, not ended: a sender that half-closes before its answer is one that went away.
+    socket.write(
+      `POST /hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n` +
+        `X-Service-Hmac-Signature: ${await sign(body, SECRET)}\r\n\r\n${framed}0\r\n\r\n`,
+    )
+    const [record] = await waitFor(1)
+    socket.destroy()
+    expect(record).toMatchObject({ verdict: 'verified', app: { status: 200 } })
+    expect(app.seen[0]?.body.toString()).toBe(body)
+    // Written on chunk by chunk, the app read 4 000 and more.
+    expect(app.seen[0]?.chunks).toBeLessThan(100)
   })
 
   it('streams a body over the size limit on to the app, keeping only the limit', async () => {
