@@ -88,7 +88,8 @@ export class BodyBytes<Bytes extends Uint8Array = Uint8Array> {
 
 const allocateBytes = (length: number) => new Uint8Array(length)
 
-function joinBytes(pieces: readonly Uint8Array[], size: number): Uint8Array {
+/** Pieces joined into one new array of `size` bytes. */
+export function joinBytes(pieces: readonly Uint8Array[], size: number): Uint8Array {
   const body = new Uint8Array(size)
   let offset = 0
   for (const piece of pieces) {
