@@ -3,7 +3,7 @@ import { createReceiver, sign, verifySignature } from '@hookguard/core'
 declare const rawBody: Uint8Array
 declare const req: { headers: Record<string, string | undefined> }
 declare const request: Request
-import { BODY_PIECE, BodyBytes } from '../../packages/core/src/body-bytes.ts'
+import { BODY_PIECE, BodyBytes, joinBytes } from '../../packages/core/src/body-bytes.ts'
 
 export async function example() {
 const kept = new BodyBytes()
