@@ -21,10 +21,10 @@
  * the floor would be 1 on a quiet machine, and how far it strays is how small a difference a run
  * can tell.
  */
-import { type ChildProcess, execFileSync, fork } from 'node:child_process'
+import { type ChildProcess, execFileSync } from 'node:child_process'
 import { availableParallelism } from 'node:os'
-import { autocannon } from './autocannon.ts'
-import { benchDelivery, FRAMEWORKS, type Framework, PATH, type ServerMessage, VARIANTS, type Variant } from './http-server.ts'
+import { type ForkedServer, forkServer, sendDeliveries } from './http-fork.ts'
+import { FRAMEWORKS, type Framework, VARIANTS, type Variant } from './http-server.ts'
 import { median, RESULT_PREFIX } from './measure.ts'
 
 export interface HttpVariantResult {
@@ -96,59 +96,23 @@ function pin(pid: number, cpu: number): boolean {
   }
 }
 
-interface Server {
-  variant: Variant
-  url: string
-  cpu(): Promise<NodeJS.CpuUsage>
-}
+type Server = ForkedServer
 
-function startServer(framework: Framework, variant: Variant): Promise<Server> {
-  // The child inherits this process's execArgv (tsx's loader), and no source condition: it runs
-  // the adapters' and the core's builds, as users do.
-  const child = fork(new URL('./http-server.ts', import.meta.url), [framework, variant], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  children.add(child)
-  if (PIN && child.pid !== undefined) pin(child.pid, SERVER_CPU)
-  child.on('exit', () => children.delete(child))
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`http: ${framework} ${variant} did not start`)), 20_000)
-    child.once('error', reject)
-    child.once('message', (message: ServerMessage) => {
-      clearTimeout(timer)
-      if (!('port' in message)) return reject(new Error('http: unexpected first message'))
-      resolve({
-        variant,
-        url: `http://127.0.0.1:${message.port}${PATH}`,
-        cpu: () =>
-          new Promise((done) => {
-            child.once('message', (reply: ServerMessage) => {
-              if ('cpu' in reply) done(reply.cpu)
-            })
-            child.send('cpu')
-          }),
-      })
-    })
+async function startServer(framework: Framework, variant: Variant): Promise<Server> {
+  const server = await forkServer(framework, variant, {
+    forked: (child) => {
+      children.add(child)
+      child.on('exit', () => children.delete(child))
+    },
   })
+  if (PIN && server.child.pid !== undefined) pin(server.child.pid, SERVER_CPU)
+  return server
 }
-
-const delivery = await benchDelivery()
 
 async function load(server: Server, seconds: number, connections: number): Promise<Slice> {
   const before = await server.cpu()
-  const result = await autocannon({
-    url: server.url,
-    method: 'POST',
-    headers: delivery.headers,
-    body: delivery.body,
-    connections,
-    pipelining: 1,
-    duration: seconds,
-  })
+  const result = await sendDeliveries(server, { duration: seconds }, connections)
   const after = await server.cpu()
-  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.requests.total === 0) {
-    throw new Error(
-      `http: ${server.url} (${server.variant}): ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
-    )
-  }
   const totalCpuUs = after.user - before.user + (after.system - before.system)
   return { totalCpuUs, reqPerSec: result.requests.average, p99Ms: result.latency.p99, requests: result.requests.total }
 }

@@ -13,6 +13,8 @@
  * mispredicted branch, a hundred per last-level miss.
  *
  * `--keep=DIR` keeps callgrind's files there, to read per function with `callgrind_annotate`;
+ * `--last-level=BYTES` sets the simulated last level's size (32 MiB, a last-level cache's; this
+ * host's second level, 1 MiB, asks what a request's misses there cost, which the default leaves out);
  * `--warmup=N` and `--requests=N` set the two phases' requests (`--quick`'s 200 do not let the JIT
  * settle: its counts are a smoke test, several times a warmed server's, and of Koa only).
  *
@@ -23,12 +25,12 @@
  * forced before the window: a forced one shrinks V8's young generation, and the window then pays
  * for collecting it far more often than a running server does.
  */
-import { execFileSync, fork } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { autocannon } from './autocannon.ts'
-import { benchDelivery, FRAMEWORKS, type Framework, PATH, type ServerMessage, type Variant } from './http-server.ts'
+import { forkServer, sendDeliveries } from './http-fork.ts'
+import { FRAMEWORKS, type Framework, type Variant } from './http-server.ts'
 import { RESULT_PREFIX } from './measure.ts'
 
 /** Per request, over the counted window. */
@@ -72,6 +74,7 @@ const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--fr
 const option = (name: string) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)) || undefined
 const WARMUP = option('warmup') ?? (quick ? 200 : 30_000)
 const REQUESTS = option('requests') ?? (quick ? 200 : 5000)
+const LAST_LEVEL = option('last-level') ?? 32 * 1024 * 1024
 const CONNECTIONS = 10
 const COUNTED = ['hmac', 'reference', 'webhook'] as const satisfies readonly Variant[]
 // One process counts up to 3 % more or less than another of the same code (where the JIT and the
@@ -84,7 +87,6 @@ try {
   throw new Error('instructions: Valgrind is not installed (apt-get install -y valgrind)')
 }
 
-const delivery = await benchDelivery()
 const keep = process.argv.find((a) => a.startsWith('--keep='))?.slice('--keep='.length)
 const outDir = keep === undefined ? mkdtempSync(join(tmpdir(), 'hookguard-callgrind-')) : resolve(keep)
 if (keep === undefined) process.on('exit', () => rmSync(outDir, { recursive: true, force: true }))
@@ -98,7 +100,7 @@ interface CountedServer {
   stop(): Promise<void>
 }
 
-function startCounted(framework: Framework, variant: CountedServer['variant'], copy: number): Promise<CountedServer> {
+async function startCounted(framework: Framework, variant: CountedServer['variant'], copy: number): Promise<CountedServer> {
   const outFile = join(outDir, `${framework}-${variant}-${copy}.out`)
   const callgrind = ['--tool=callgrind', '--instr-atstart=no', '--cache-sim=yes', '--branch-sim=yes', '-q']
   // JIT code is written and then run: callgrind must look for code changed anywhere but in files.
@@ -107,60 +109,39 @@ function startCounted(framework: Framework, variant: CountedServer['variant'], c
   // KiB first-level, 32 MiB last-level), so that counts from two machines compare. A last level
   // smaller than V8's young generation (8 MiB in these servers) makes its misses jump between two
   // processes of the same code, as the nursery happens to fit or not.
-  callgrind.push('--I1=32768,8,64', '--D1=32768,8,64', '--LL=33554432,16,64')
+  callgrind.push('--I1=32768,8,64', '--D1=32768,8,64', `--LL=${LAST_LEVEL},16,64`)
   // The server runs as http.ts runs it (tsx's loader from our execArgv, the packages' builds).
-  const child = fork(new URL('./http-server.ts', import.meta.url), [framework, variant], {
+  let exited: Promise<void> = Promise.resolve()
+  const server = await forkServer(framework, variant, {
     execPath: 'valgrind',
     execArgv: [...callgrind, process.execPath, ...process.execArgv],
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
-  })
-  // Valgrind warns at every start that it cannot model the host's last level; the sizes above stand in.
-  child.stderr?.on('data', (chunk: Buffer) => {
-    const lines = chunk.toString().split('\n')
-    const kept = lines.filter(
-      (line) => line !== '' && !/^--\d+-- warning: (L3 cache found|specified LL cache|simulated LL cache)/.test(line),
-    )
-    if (kept.length > 0) process.stderr.write(`${kept.join('\n')}\n`)
-  })
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`instructions: ${framework} ${variant} did not start`)), 300_000)
-    child.once('error', reject)
-    child.once('message', (message: ServerMessage) => {
-      clearTimeout(timer)
-      if (!('port' in message) || child.pid === undefined) return reject(new Error('instructions: unexpected first message'))
-      resolve({
-        variant,
-        pid: child.pid,
-        url: `http://127.0.0.1:${message.port}${PATH}`,
-        outFile,
-        stop: () => {
-          // A signal, not a disconnect: callgrind writes its totals as the process exits.
-          child.kill('SIGTERM')
-          return exited
-        },
+    startTimeoutMs: 300_000,
+    forked: (child) => {
+      exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+      // Valgrind warns at every start that it cannot model the host's last level; the sizes above stand in.
+      child.stderr?.on('data', (chunk: Buffer) => {
+        const lines = chunk.toString().split('\n')
+        const kept = lines.filter(
+          (line) => line !== '' && !/^--\d+-- warning: (L3 cache found|specified LL cache|simulated LL cache)/.test(line),
+        )
+        if (kept.length > 0) process.stderr.write(`${kept.join('\n')}\n`)
       })
-    })
+    },
   })
+  return {
+    ...server,
+    pid: server.child.pid as number,
+    outFile,
+    stop: () => {
+      // A signal, not a disconnect: callgrind writes its totals as the process exits.
+      server.child.kill('SIGTERM')
+      return exited
+    },
+  }
 }
 
-async function send(server: CountedServer, amount: number): Promise<number> {
-  const result = await autocannon({
-    url: server.url,
-    method: 'POST',
-    headers: delivery.headers,
-    body: delivery.body,
-    connections: CONNECTIONS,
-    amount,
-    timeout: 120,
-  })
-  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.requests.total !== amount) {
-    throw new Error(
-      `instructions: ${server.url} (${server.variant}): ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
-    )
-  }
-  return result.requests.total
-}
+const send = async (server: CountedServer, amount: number) => (await sendDeliveries(server, { amount }, CONNECTIONS, 120)).requests.total
 
 const counting = (server: CountedServer, on: boolean) =>
   execFileSync('callgrind_control', ['--instr', on ? 'on' : 'off', String(server.pid)], { stdio: 'ignore' })
