@@ -32,6 +32,7 @@ export function isUtf8Bytes(data: Uint8Array): boolean {
       }
       continue
     }
+    // A read past the end is undefined, which `& 0xc0` makes 0: a character cut short is refused by the same test.
     const second = data[i + 1] as number
     if (lead < 0xc2 || lead > 0xf4 || (second & 0xc0) !== 0x80) return false
     if (lead < 0xe0) {
