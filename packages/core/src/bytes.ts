@@ -8,8 +8,13 @@ export function utf8(text: string): Uint8Array {
 
 export { containsAnyByte, decodeUtf8, fromHex, indexOfByte, isUtf8Bytes, occursMoreThan, toBase64 } from '#bytes'
 
+/**
+ * A body's bytes. A view on shared memory is copied: Web Crypto refuses one, and another thread
+ * could change its bytes between the checks made of them and the hash.
+ */
 export function toBytes(body: string | Uint8Array): Uint8Array {
-  return typeof body === 'string' ? encoder.encode(body) : body
+  if (typeof body === 'string') return encoder.encode(body)
+  return typeof SharedArrayBuffer === 'function' && body.buffer instanceof SharedArrayBuffer ? new Uint8Array(body) : body
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))

@@ -338,6 +338,27 @@ describe('verifySignature', () => {
   })
 })
 
+describe('a body on shared memory', () => {
+  // A caller's view may be on a SharedArrayBuffer (a worker's buffer): the same bytes, the same answer, never a thrown error.
+  const shared = (bytes: Uint8Array, offset: number) => {
+    const view = new Uint8Array(new SharedArrayBuffer(bytes.length + offset + 3), offset, bytes.length)
+    view.set(bytes)
+    return view
+  }
+
+  it('is signed and verified as the same bytes elsewhere, compact or with whitespace, at any offset', async () => {
+    for (const text of ['{"event":"ping","name":"中"}', '{ "event": "ping",\n  "name": "中" }', '']) {
+      const header = await sign(text, SECRET)
+      for (const offset of [0, 1, 2, 3]) {
+        const body = shared(encode(text), offset)
+        await expect(sign(body, SECRET)).resolves.toBe(header)
+        await expect(verifySignature(body, header, SECRET)).resolves.toBe(true)
+        await expect(verifySignature(body, '0'.repeat(64), SECRET)).resolves.toBe(false)
+      }
+    }
+  })
+})
+
 describe('sign', () => {
   it("reproduces the service's signature for each of its own Gson bodies", async () => {
     for (const vector of fixtures.vectors.filter((v) => v.valid && !v.name.includes('/'))) {
