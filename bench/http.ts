@@ -23,6 +23,7 @@
  */
 import { type ChildProcess, execFileSync } from 'node:child_process'
 import { availableParallelism } from 'node:os'
+import { flag } from './flags.ts'
 import { type ForkedServer, forkServer, sendDeliveries } from './http-fork.ts'
 import { FRAMEWORKS, type Framework, VARIANTS, type Variant } from './http-server.ts'
 import { median, RESULT_PREFIX } from './measure.ts'
@@ -64,7 +65,7 @@ export interface HttpResult {
 }
 
 const quick = process.argv.includes('--quick')
-const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--framework='.length)
+const only = flag('framework')
 // Two load shapes, so that a win is not an artefact of one: a few busy connections, and many.
 const CONNECTION_SHAPES = quick ? [10] : [10, 50]
 const WARMUP_S = quick ? 0.5 : 2

@@ -29,6 +29,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { flag, numberFlag } from './flags.ts'
 import { forkServer, sendDeliveries } from './http-fork.ts'
 import { FRAMEWORKS, type Framework, type Variant } from './http-server.ts'
 import { RESULT_PREFIX } from './measure.ts'
@@ -65,16 +66,15 @@ export interface InstructionsResult {
 }
 
 const quick = process.argv.includes('--quick')
-const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--framework='.length)
+const only = flag('framework')
 // The warm-up lets the JIT settle; the window is long enough that a collection more or less moves
 // a count by a percent. After 4 000 requests the optimising compiler still ran 57 to 85 k
 // instructions a request in Koa's window, more for the path with more functions, which then ran
 // as baseline code: the count was of a server's warm-up (bench/notes.md, 2026-12-01, evening).
 // After 30 000 it ran 30 to 45 k for every server. Koa's six take about ten minutes so.
-const option = (name: string) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)) || undefined
-const WARMUP = option('warmup') ?? (quick ? 200 : 30_000)
-const REQUESTS = option('requests') ?? (quick ? 200 : 5000)
-const LAST_LEVEL = option('last-level') ?? 32 * 1024 * 1024
+const WARMUP = numberFlag('warmup') ?? (quick ? 200 : 30_000)
+const REQUESTS = numberFlag('requests') ?? (quick ? 200 : 5000)
+const LAST_LEVEL = numberFlag('last-level') ?? 32 * 1024 * 1024
 const CONNECTIONS = 10
 const COUNTED = ['hmac', 'reference', 'webhook'] as const satisfies readonly Variant[]
 // One process counts up to 3 % more or less than another of the same code (where the JIT and the
@@ -87,7 +87,7 @@ try {
   throw new Error('instructions: Valgrind is not installed (apt-get install -y valgrind)')
 }
 
-const keep = process.argv.find((a) => a.startsWith('--keep='))?.slice('--keep='.length)
+const keep = flag('keep')
 const outDir = keep === undefined ? mkdtempSync(join(tmpdir(), 'hookguard-callgrind-')) : resolve(keep)
 if (keep === undefined) process.on('exit', () => rmSync(outDir, { recursive: true, force: true }))
 else mkdirSync(outDir, { recursive: true })

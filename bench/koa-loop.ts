@@ -33,6 +33,7 @@ import { getHeapSpaceStatistics } from 'node:v8'
 import { DEFAULT_MAX_BODY_SIZE, verifySignature } from '@hookguard/core'
 import { readNodeBody } from '@hookguard/core/node'
 import { webhook } from '@hookguard/koa'
+import { numberFlag } from './flags.ts'
 import { benchDelivery, headerOf, PATH, referenceBody, referenceVerify, SECRET } from './http-server.ts'
 
 // The bench package has no @types for Koa (the adapter's package does): the little used here.
@@ -48,9 +49,8 @@ interface KoaApp {
 }
 
 const [variant, probe] = process.argv.slice(2)
-const option = (name: string) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)) || undefined
-const WARMUP = option('warmup') ?? 4000
-const REQUESTS = option('requests') ?? 2000
+const WARMUP = numberFlag('warmup') ?? 4000
+const REQUESTS = numberFlag('requests') ?? 2000
 
 const delivery = await benchDelivery()
 const body = Buffer.from(delivery.body)
@@ -155,7 +155,7 @@ switch (probe) {
     }
     walk(profile.head)
     console.log(`${variant}: ${perRequest(total)} B/request allocated on the heap (sampled)`)
-    const top = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, option('top') ?? 25)
+    const top = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, numberFlag('top') ?? 25)
     for (const [site, bytes] of top) console.log(`${perRequest(bytes).padStart(7)}  ${site}`)
     break
   }

@@ -18,14 +18,14 @@
  * from round to round where the CPU times are not, which is the point.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { flag, numberFlag } from './flags.ts'
 import { forkServer, sendDeliveries } from './http-fork.ts'
 import { FRAMEWORKS, VARIANTS } from './http-server.ts'
 
-const option = (name: string) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)) || undefined
-const only = process.argv.find((a) => a.startsWith('--framework='))?.slice('--framework='.length)
-const WARMUP = option('warmup') ?? 20_000
-const REQUESTS = option('requests') ?? 20_000
-const ROUNDS = option('rounds') ?? 2
+const only = flag('framework')
+const WARMUP = numberFlag('warmup') ?? 20_000
+const REQUESTS = numberFlag('requests') ?? 20_000
+const ROUNDS = numberFlag('rounds') ?? 2
 const CONNECTIONS = 10
 
 /** perf's names for what is counted, and the column each is shown under. */
