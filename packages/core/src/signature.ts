@@ -2,7 +2,7 @@ import { backend } from '#crypto'
 import { containsAnyByte, fromHex, isUtf8Bytes, toBytes, toHex } from './bytes.ts'
 import { gsonCandidate, MAX_GSON_FALLBACK_BODY, maxGsonEscapes, mayHaveGsonForm, unicodeCandidate } from './canonical.ts'
 import { timingSafeEqual } from './constant-time.ts'
-import type { HmacKey } from './crypto/types.ts'
+import type { CanonicalReport, HmacKey } from './crypto/types.ts'
 import { keyFor } from './hmac-keys.ts'
 
 const DIGEST_HEX_LENGTH = 64
@@ -84,18 +84,20 @@ export async function matchSignature(
   // The candidates in the protocol's order (see canonical.ts): the service's own form, exact (the
   // body is hashed as received only when it holds none of Java's six whitespace bytes), then the
   // compatibility forms.
-  const told = { stripped: false }
+  const told = { stripped: false, joins: false }
   const digests = serviceDigests(keys, raw, told)
   const match = matchesAny(Array.isArray(digests) ? digests : await digests, expected)
     ? SERVICE_FORM
     : await matchCompatibilityForms(raw, expected, keys, unicodeWhitespace)
-  // Bytes stripped out of a body that is not UTF-8 can join what is left into characters nobody
-  // signed (`E4 20 B8 AD` is 中 once its space is gone), which a lenient decoder then shows. The
-  // service sends UTF-8 only; the receiver refuses anything else when it decodes the body, and this
-  // function decodes nothing, so it asks, where a text was made by taking bytes out: a body hashed
-  // as it came (every compact delivery) was signed as it is. A string was UTF-8 encoded here.
-  const stripped = match === SERVICE_FORM ? told.stripped : match !== undefined
-  return stripped && typeof body !== 'string' && !isUtf8Bytes(raw) ? undefined : match
+  // Bytes stripped out of a body can join what is left into a character nobody signed (`E4 20 B8
+  // AD` is 中 once its space is gone), which a lenient decoder then shows. Java's whitespace is one
+  // byte, and taking one out joins bytes only where a continuation byte follows it, which never
+  // happens in UTF-8: the stripper tells that in the pass it makes anyway. Otherwise a lenient
+  // decoder reads the body as the signed text with whitespace between its characters, whatever the
+  // bytes. The compatibility forms take characters of several bytes out, so there the body must
+  // be UTF-8. A body hashed as it came (every compact delivery) was signed as it is.
+  if (match === SERVICE_FORM) return told.stripped && told.joins ? undefined : match
+  return match !== undefined && typeof body !== 'string' && !isUtf8Bytes(raw) ? undefined : match
 }
 
 /**
@@ -111,11 +113,7 @@ export async function importKeys(secrets: readonly string[]): Promise<HmacKey[]>
  * The HMACs of the service's own form, one per key: at once where the platform hashes
  * synchronously (Node), so that the caller awaits only where it must (an array is the sign).
  */
-export function serviceDigests(
-  keys: readonly HmacKey[],
-  body: Uint8Array,
-  told?: { stripped: boolean },
-): Uint8Array[] | Promise<Uint8Array[]> {
+export function serviceDigests(keys: readonly HmacKey[], body: Uint8Array, told?: CanonicalReport): Uint8Array[] | Promise<Uint8Array[]> {
   const now = backend.canonicalHmacSync
   return now === undefined ? backend.canonicalHmac(keys, body, told) : now(keys, body, told)
 }

@@ -118,3 +118,16 @@ export function stripJavaWhitespace(body: Uint8Array): Uint8Array {
   }
   return out.subarray(0, n)
 }
+
+/**
+ * Whether a whitespace byte in `body[from, to)` stands right before a continuation byte
+ * (0x80-0xBF) in that range: what taking it out would join into a character (`E4 20 B8 AD`
+ * strips to 中). The portable answer to crypto/wasm-strip.ts's `StripReport`, which the kernel
+ * gives in its own pass; a pass of its own here, where the stripping is slow anyway.
+ */
+export function whitespaceJoinsCharacter(body: Uint8Array, from: number, to: number): boolean {
+  for (let i = from + 1; i < to; i++) {
+    if (((body[i] as number) & 0xc0) === 0x80 && JAVA_WHITESPACE[body[i - 1] as number] === 1) return true
+  }
+  return false
+}

@@ -106,6 +106,38 @@ describe('verifySignature', () => {
       })
     }
 
+    // The stripper tells the check when a body is all ASCII, from the blocks it reads: the joint
+    // must count wherever it falls, in the kernel's 32-byte steps or its last partial blocks, past
+    // the one-shot size, and over the kernel's bound, where a body is stripped a part at a time.
+    it('refuses a space inside 中 at every position near either end of a body, at every size the stripper takes its own way', async () => {
+      const pad = (length: number) => 'a'.repeat(length)
+      const cases: [number, number][] = []
+      // Every place in the kernel's 32-byte steps, with last partial blocks of many lengths (wasm-strip.test.ts tries every pair).
+      for (let before = 0; before <= 40; before++) {
+        for (const after of [0, 1, 2, 13, 14, 15, 16, 17, 18, 29, 30, 31, 32, 33]) cases.push([before, after])
+      }
+      // Past the one-shot size, just within the kernel's bound (the body is 12 bytes more than `size`), and over it.
+      for (const [size, nears] of [
+        [16 * 1024, [0, 1, 15, 16, 31, 32, 33]],
+        [1024 * 1024 - 16, [0, 1, 15, 16, 31, 32, 33]],
+        [2 * 1024 * 1024 + 7, [0, 31]],
+      ] as const) {
+        for (const near of nears) cases.push([near, size - near], [size - near, near])
+      }
+      // Over 1 MiB a body is stripped a part of 1 MiB at a time: its space last in the first part, or first in the second.
+      for (const before of [1024 * 1024 - 9, 1024 * 1024 - 8, 1024 * 1024 - 7]) cases.push([before, 4096])
+      // Joined natively: spelling a 2 MiB body out as an array of numbers, as `bytes` does, takes seconds.
+      const join = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts))
+      for (const [before, after] of cases) {
+        const [head, tail] = [encode(`{"a":"${pad(before)}`), encode(`${pad(after)}"}`)]
+        const body = join(head, Uint8Array.of(0xe4, 0x20, 0xb8, 0xad), tail)
+        const signature = await hmacHex(`{"a":"${pad(before)}中${pad(after)}"}`, SECRET)
+        // The same space where it may stand, between two characters: the body strips to the signed text.
+        expect(await verifySignature(join(head, encode('中 '), tail), signature, SECRET)).toBe(true)
+        if (await verifySignature(body, signature, SECRET)) expect.fail(`verified with ${before} bytes before the joint and ${after} after`)
+      }
+    }, 60_000)
+
     it('accepts a body that is not UTF-8 signed as it is, byte for byte: nothing was taken out of it', async () => {
       const body = bytes('{"city":"', [0xe4, 0xb8], '"}')
       const key = await crypto.subtle.importKey('raw', encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])

@@ -19,7 +19,14 @@ import { stripModule as fromImport, importedModule } from '../src/crypto/strip-m
 import { stripModule as fromBytes } from '../src/crypto/strip-module.ts'
 import { STRIP_WASM_BASE64 } from '../src/crypto/strip-wasm-bytes.ts'
 import type { CryptoBackend } from '../src/crypto/types.ts'
-import { createStripper, createWasmKernels, type StripModuleSource, WASM_STRIP_MAX } from '../src/crypto/wasm-strip.ts'
+import {
+  createStripper,
+  createWasmKernels,
+  type StripModuleSource,
+  type StripReport,
+  type TransientStrip,
+  WASM_STRIP_MAX,
+} from '../src/crypto/wasm-strip.ts'
 import { backend as web } from '../src/crypto/web.ts'
 import { indexOfJavaWhitespace, stripJavaWhitespace } from '../src/strip.ts'
 
@@ -76,6 +83,46 @@ function fromPattern(pattern: number, length: number, offset = 0): Uint8Array {
   const out = new Uint8Array(offset + length).subarray(offset)
   for (let i = 0; i < length; i++) out[i] = (pattern >>> i) & 1 ? pick(WHITESPACE) : pick(KEPT)
   return out
+}
+
+/** The plain reference for what a strip reports: some whitespace byte right before a continuation byte. */
+const joinsReference = (input: Uint8Array) =>
+  input.some((b, i) => i > 0 && (b & 0xc0) === 0x80 && IS_WHITESPACE[input[i - 1] as number] === 1)
+
+/**
+ * Holds a stripper's {@link StripReport} to the reference: random bodies rich in whitespace and
+ * continuation bytes, the same with every joint taken away (and whitespace at the very end, before
+ * the memory past the body), then one joint at every position of a short body or near the ends
+ * and the 32-byte steps of a long one.
+ */
+function checkJoins(strip: (input: Uint8Array, report: StripReport) => void): void {
+  const report = { joins: false }
+  const told = (input: Uint8Array) => {
+    report.joins = !joinsReference(input)
+    strip(input, report)
+    return report.joins
+  }
+  const other = KEPT.filter((b) => (b & 0xc0) !== 0x80)
+  const mixed = (length: number) =>
+    Uint8Array.from({ length }, () => {
+      const r = next()
+      return r < 0.2 ? pick(WHITESPACE) : r < 0.3 ? 0x80 + Math.floor(next() * 0x40) : pick(other)
+    })
+  for (const length of [...Array.from({ length: 131 }, (_, n) => n), 1023, 1024, 16_385, 65_553]) {
+    const input = mixed(length)
+    expect(told(input), `length ${length}`).toBe(joinsReference(input))
+    const clean = input.map((b, i) => (i > 0 && (b & 0xc0) === 0x80 && IS_WHITESPACE[input[i - 1] as number] === 1 ? 0x41 : b))
+    if (length > 0) clean[length - 1] = 0x20
+    expect(told(clean), `length ${length}, no joint`).toBe(false)
+    const near = [0, 1, 14, 15, 16, 30, 31, 32, length - 34, length - 33, length - 32, length - 18, length - 17, length - 16, length - 2]
+    const positions = length <= 130 ? Array.from({ length: Math.max(length - 1, 0) }, (_, at) => at) : near
+    for (const at of positions) {
+      const joint = clean.slice()
+      joint[at] = pick(WHITESPACE)
+      joint[at + 1] = 0x80 + Math.floor(next() * 0x40)
+      expect(told(joint), `length ${length}, joint at ${at}`).toBe(true)
+    }
+  }
 }
 
 /** The search a build hands the stripper for where there is no kernel. */
@@ -219,6 +266,16 @@ describe.each(SOURCES)(
         const size = Math.floor(next() ** 3 * 150000)
         check(strip, body(size, pick([0, 1, 30, 100]) / 100))
       }
+    })
+
+    it('tells whether a whitespace byte it took out stood right before a continuation byte, as a plain reference does, whatever the memory held past the body', () => {
+      const kernels = createWasmKernels(source.load) as { strip: TransientStrip; hasWhitespace: (bytes: Uint8Array) => boolean }
+      checkJoins((input, report) => {
+        // Whitespace before continuation bytes left in the memory past the body, where the last
+        // partial blocks read: the search copies its bytes in as they are.
+        kernels.hasWhitespace(Uint8Array.from({ length: input.length + 64 }, (_, i) => (i % 2 === 0 ? 0x20 : 0xb8)))
+        kernels.strip(input.slice(), report)
+      })
     })
 
     it('agrees with the JavaScript stripper on the benchmark payloads', () => {
@@ -467,11 +524,28 @@ describe('without WebAssembly (node --jitless)', () => {
         // The build's own search tells whether there is whitespace at all.
         expect([stripper.hasWhitespace(input), stripper.hasWhitespace(compact(5000))]).toEqual([true, false])
         expect(searched).toEqual([5000, 5000])
+        // What a strip reports, in a pass of the portable stripper's own.
+        checkJoins((joined, report) => stripper.strip(joined, report))
       }
     } finally {
       vi.unstubAllGlobals()
     }
   })
+})
+
+describe('a body over the kernel’s bound, stripped a part at a time', () => {
+  it('reports a whitespace byte before a continuation byte in any part, and across the edge between two', () => {
+    const stripper = createStripper(fromBytes, search)
+    const report = { joins: false }
+    const clean = body(2 * WASM_STRIP_MAX + 100, 0.2).map((b) => ((b & 0xc0) === 0x80 ? 0x41 : b))
+    for (const at of [-1, 5, WASM_STRIP_MAX - 2, WASM_STRIP_MAX - 1, WASM_STRIP_MAX, 2 * WASM_STRIP_MAX - 1, 2 * WASM_STRIP_MAX + 98]) {
+      const input = clean.slice()
+      if (at >= 0) [input[at], input[at + 1]] = [0x20, 0xb8]
+      report.joins = at < 0
+      stripper.strip(input, report)
+      expect(report.joins, `joint at ${at}`).toBe(at >= 0)
+    }
+  }, 30_000)
 })
 
 describe('the stripper’s whitespace search', () => {

@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto'
 import { stripModule } from '#strip-module'
 import { containsAnyByte } from '../bytes-platform/node.ts'
-import type { CryptoBackend, HmacKey } from './types.ts'
+import type { CanonicalReport, CryptoBackend, HmacKey } from './types.ts'
 import { createStripper, SCAN_CHUNK, SCAN_PROBE, WASM_STRIP_MAX, type WhitespaceSearch } from './wasm-strip.ts'
 
 /** SHA-256's block size: the HMAC key is padded (or first hashed) to it. */
@@ -98,8 +98,8 @@ const stripper = createStripper(stripModule, hasJavaWhitespace)
  * The canonical text, possibly in the WebAssembly stripper's memory, which its next call
  * overwrites: so it is hashed right here, synchronously, and never handed out.
  */
-function transientCanonical(body: Uint8Array): Uint8Array {
-  return hasJavaWhitespace(body) ? stripper.strip(body) : body
+function transientCanonical(body: Uint8Array, told?: CanonicalReport): Uint8Array {
+  return hasJavaWhitespace(body) ? stripper.strip(body, told) : body
 }
 
 /**
@@ -121,9 +121,9 @@ function gsonDigests(keys: readonly HmacKey[], body: Uint8Array, maxEscapes: num
  * the six `memchr` it replaces (docs/benchmarks.md, notes). Above the bound, and without
  * WebAssembly, the search stays the platform's.
  */
-function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array, told?: { stripped: boolean }): Uint8Array[] {
+function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array, told?: CanonicalReport): Uint8Array[] {
   if (body.length <= ONE_SHOT_MAX) {
-    const text = transientCanonical(body)
+    const text = transientCanonical(body, told)
     if (told !== undefined) told.stripped = text !== body
     return keys.map((key) => hmacNow(key, text))
   }
@@ -141,9 +141,9 @@ function canonicalDigests(keys: readonly HmacKey[], body: Uint8Array, told?: { s
 }
 
 /** The HMACs of a large body found to hold whitespace: of its stripped text, whole. */
-function strippedDigests(keys: readonly HmacKey[], body: Uint8Array, told?: { stripped: boolean }): Uint8Array[] {
+function strippedDigests(keys: readonly HmacKey[], body: Uint8Array, told?: CanonicalReport): Uint8Array[] {
   if (told !== undefined) told.stripped = true
-  const text = stripper.strip(body)
+  const text = stripper.strip(body, told)
   return keys.map((key) => hmacNow(key, text))
 }
 

@@ -1,6 +1,7 @@
 ;; Four kernels over one memory, for both builds (wasm-strip.ts):
 ;; - `strip` removes Java's `\s` bytes (0x20, 0x09-0x0D) from a buffer, in place, 16 bytes at a
-;;   time: the service's canonical text.
+;;   time: the service's canonical text; and tells in `joined` whether taking them out joined
+;;   bytes into a character.
 ;; - `gson` makes the Gson fallback's text (canonical.ts, gsonCandidate): Gson's HTML escapes
 ;;   applied and Java's whitespace removed, into a second buffer. One module rather than two so
 ;;   there is one instance and one memory, and `gson` reuses `strip`'s tables for its blocks
@@ -27,7 +28,9 @@
 ;;                 `unicode` reads the first two too.
 ;;   [6544, 6816)  FC, 1C, C2, 85, A0, E1, 9A, 8B, FE, A8, AF, 81, 9F, E3, EF, BB and BF in every
 ;;                 lane, in that order, 16 bytes each: what `unicode` compares each lane with.
-;;   [6816, ...)   the body, copied in by the caller (the address is exported as `input`). The
+;;   [6816, 6832)  C0 in every lane: `strip` tells a continuation byte (0x80-0xBF) as a signed
+;;                 byte below it.
+;;   [6832, ...)   the body, copied in by the caller (the address is exported as `input`). The
 ;;                 caller leaves 16 bytes of memory after the body (18 for `unicode`): the last,
 ;;                 partial block is read whole (see $block). `gson` writes its text elsewhere (see
 ;;                 there).
@@ -50,7 +53,12 @@
 (module
   (memory (export "memory") 2)
 
-  (global (export "input") i32 (i32.const 6816))
+  (global (export "input") i32 (i32.const 6832))
+  ;; After `strip`: not 0 when some whitespace byte it removed stood right before a continuation
+  ;; byte (0x80-0xBF), so that taking it out joined what was left into a character nobody
+  ;; signed (`E4 20 B8 AD` is 中 without its space); else 0. In a body that is UTF-8 no
+  ;; whitespace byte ever stands there, and signature.ts refuses one where it does.
+  (global $joined (export "joined") (mut i32) (i32.const 0))
 
   ;; Fills the tables once per instance, at instantiation. A loop rather than a data segment so
   ;; their meaning stays readable here; it costs ~20 us per instance, which only matters if
@@ -108,6 +116,7 @@
     (v128.store (i32.const 6768) (i8x16.splat (i32.const 0xEF)))
     (v128.store (i32.const 6784) (i8x16.splat (i32.const 0xBB)))
     (v128.store (i32.const 6800) (i8x16.splat (i32.const 0xBF)))
+    (v128.store (i32.const 6816) (i8x16.splat (i32.const 0xC0)))
     (local.set $k (i32.const 0))
     (loop $masks
       (local.set $bit (i32.const 0))
@@ -167,16 +176,25 @@
 
   ;; strip(ptr, len) -> new length; the result is at [ptr, ptr + new length). Needs ptr >= 6544
   ;; (past the tables) and 16 bytes of memory after ptr + len.
+  ;;
+  ;; JOINS, for `joined`: each block is loaded again one byte further on, so that lane i holds the
+  ;; byte after byte i, and a lane that is whitespace (CLASSIFY's compare, before its bitmask) and
+  ;; whose next byte is a continuation byte (a signed byte below 0xC0: one compare) is OR-ed into
+  ;; $joins. Only pairs that hold whitespace need it, so the copy branch does nothing more. The
+  ;; byte after the body is set to 0 first: it is read as the last byte's next, and must not count.
   (func (export "strip") (param $ptr i32) (param $len i32) (result i32)
     (local $in i32) (local $out i32) (local $end i32) (local $rest i32)
-    (local $nibble v128) (local $low4 v128)
+    (local $nibble v128) (local $low4 v128) (local $c0 v128)
     (local $x0 v128) (local $x1 v128) (local $m0 i32) (local $m1 i32)
     (local $y v128) (local $lo i32) (local $hi i32)
+    (local $w0 v128) (local $w1 v128) (local $joins v128) (local $valid i32)
     (local.set $nibble (v128.load (i32.const 4096)))
     (local.set $low4 (v128.load (i32.const 4112)))
+    (local.set $c0 (v128.load (i32.const 6816)))
     (local.set $in (local.get $ptr))
     (local.set $out (local.get $ptr))
     (local.set $end (i32.add (local.get $ptr) (local.get $len)))
+    (i32.store8 (local.get $end) (i32.const 0))
     (block $done
       (loop $pairs
         ;; At least 32 bytes left (no underflow: $end >= 6544).
@@ -184,18 +202,23 @@
         (local.set $x0 (v128.load (local.get $in)))
         (local.set $x1 (v128.load offset=16 (local.get $in)))
         (local.set $in (i32.add (local.get $in) (i32.const 32)))
-        (local.set $m0   ;; CLASSIFY
-          (i8x16.bitmask (i8x16.eq (local.get $x0)
-            (i8x16.swizzle (local.get $nibble) (v128.and (local.get $x0) (local.get $low4))))))
-        (local.set $m1   ;; CLASSIFY
-          (i8x16.bitmask (i8x16.eq (local.get $x1)
-            (i8x16.swizzle (local.get $nibble) (v128.and (local.get $x1) (local.get $low4))))))
+        (local.set $w0   ;; CLASSIFY
+          (i8x16.eq (local.get $x0) (i8x16.swizzle (local.get $nibble) (v128.and (local.get $x0) (local.get $low4)))))
+        (local.set $w1   ;; CLASSIFY
+          (i8x16.eq (local.get $x1) (i8x16.swizzle (local.get $nibble) (v128.and (local.get $x1) (local.get $low4)))))
+        (local.set $m0 (i8x16.bitmask (local.get $w0)))
+        (local.set $m1 (i8x16.bitmask (local.get $w1)))
         (if (i32.eqz (i32.or (local.get $m0) (local.get $m1)))
           (then
             (v128.store (local.get $out) (local.get $x0))
             (v128.store offset=16 (local.get $out) (local.get $x1))
             (local.set $out (i32.add (local.get $out) (i32.const 32)))
             (br $pairs)))
+        ;; JOINS: the bytes after the pair's, loaded before any store of it ($in is past it now).
+        (local.set $joins (v128.or (local.get $joins)
+          (v128.or
+            (v128.and (local.get $w0) (i8x16.lt_s (v128.load offset=1 (i32.sub (local.get $in) (i32.const 32))) (local.get $c0)))
+            (v128.and (local.get $w1) (i8x16.lt_s (v128.load offset=17 (i32.sub (local.get $in) (i32.const 32))) (local.get $c0))))))
         ;; COMPRESS block 0
         (local.set $lo (i32.and (local.get $m0) (i32.const 0xFF)))
         (local.set $hi (i32.shr_u (local.get $m0) (i32.const 8)))
@@ -222,15 +245,29 @@
     ;; The last 0-31 bytes, as up to two partial blocks. The first is read whole even when it
     ;; is shorter (the caller's 16 spare bytes); the second only exists if 17+ bytes are left,
     ;; and is loaded after the first's stores, which (out <= in) end before it starts.
+    ;; JOINS over each block's lanes that are body (valid = 1-31; 16 or more: all of them).
     (local.set $rest (i32.sub (local.get $end) (local.get $in)))
     (if (local.get $rest)
       (then
-        (local.set $out (call $block (v128.load (local.get $in)) (local.get $rest) (local.get $out)))
-        (if (i32.gt_u (local.get $rest) (i32.const 16))
-          (then
-            (local.set $out
-              (call $block (v128.load offset=16 (local.get $in))
-                (i32.sub (local.get $rest) (i32.const 16)) (local.get $out)))))))
+        (local.set $x0 (v128.load (local.get $in)))
+        (local.set $valid (local.get $rest))
+        (block $tail
+          (loop $blocks
+            ;; Lanes past the body masked off: bitmask(JOINS) & ~(0xFFFF << valid).
+            (if (i32.and
+                  (i8x16.bitmask
+                    (v128.and
+                      (i8x16.eq (local.get $x0) (i8x16.swizzle (local.get $nibble) (v128.and (local.get $x0) (local.get $low4))))
+                      (i8x16.lt_s (v128.load offset=1 (local.get $in)) (local.get $c0))))
+                  (i32.xor (i32.and (i32.shl (i32.const 0xFFFF) (local.get $valid)) (i32.const 0xFFFF)) (i32.const 0xFFFF)))
+              (then (local.set $joins (v128.const i32x4 -1 -1 -1 -1))))
+            (local.set $out (call $block (local.get $x0) (local.get $valid) (local.get $out)))
+            (br_if $tail (i32.le_u (local.get $valid) (i32.const 16)))
+            (local.set $valid (i32.sub (local.get $valid) (i32.const 16)))
+            (local.set $in (i32.add (local.get $in) (i32.const 16)))
+            (local.set $x0 (v128.load (local.get $in)))
+            (br $blocks)))))
+    (global.set $joined (i8x16.bitmask (local.get $joins)))
     (i32.sub (local.get $out) (local.get $ptr)))
 
 ;; scan(ptr, len) -> 1 when [ptr, ptr + len) holds any of Java's `\s` bytes, else 0, so that a

@@ -1,4 +1,10 @@
-import type { StripperKind } from './wasm-strip.ts'
+import type { StripperKind, StripReport } from './wasm-strip.ts'
+
+/** What `canonicalHmac` tells its caller about the body, besides the digests. */
+export interface CanonicalReport extends StripReport {
+  /** Whether any byte was removed. */
+  stripped: boolean
+}
 
 /** An imported HMAC-SHA256 key: a `CryptoKey` on the Web build, the key bytes on Node. */
 export type HmacKey = object
@@ -16,15 +22,15 @@ export interface CryptoBackend {
   /**
    * HMAC-SHA256 with each key of the service's canonical text: `body` with exactly Java's six
    * whitespace bytes removed (the body itself when it holds none). Strips once, hashes with
-   * every key. With `told`, sets its `stripped` to whether any byte was removed.
+   * every key. With `told`, sets its `stripped`, and its `joins` where the body was stripped.
    */
-  canonicalHmac(keys: readonly HmacKey[], body: Uint8Array, told?: { stripped: boolean }): Promise<Uint8Array[]>
+  canonicalHmac(keys: readonly HmacKey[], body: Uint8Array, told?: CanonicalReport): Promise<Uint8Array[]>
   /**
    * The same, synchronously, where the platform hashes synchronously (Node): a delivery then
    * awaits nothing for its signature, where each `await` costs a turn of the microtask queue and
    * a promise resolved with an array, which V8 must ask for a `then` (see docs/benchmarks.md, notes).
    */
-  canonicalHmacSync?: (keys: readonly HmacKey[], body: Uint8Array, told?: { stripped: boolean }) => Uint8Array[]
+  canonicalHmacSync?: (keys: readonly HmacKey[], body: Uint8Array, told?: CanonicalReport) => Uint8Array[]
   sha256(data: Uint8Array): Promise<Uint8Array>
   /** SHA-256 of the service's canonical text of `body` (as `canonicalHmac` strips it): a delivery's fingerprint. */
   canonicalSha256(body: Uint8Array): Promise<Uint8Array>

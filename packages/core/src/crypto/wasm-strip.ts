@@ -23,13 +23,15 @@
  * The texts live in the instance's memory: each is valid only until the next call of any kernel.
  */
 import { gsonText, stripUnicodeWhitespace } from '../canonical.ts'
-import { stripJavaWhitespace } from '../strip.ts'
+import { stripJavaWhitespace, whitespaceJoinsCharacter } from '../strip.ts'
 
 interface Exports {
   memory: WebAssembly.Memory
   /** Where the body goes: after the kernels' lookup tables. */
   input: WebAssembly.Global
   strip(ptr: number, len: number): number
+  /** After `strip`: not 0 when a whitespace byte it removed stood right before a continuation byte. */
+  joined: WebAssembly.Global
   /** The text's length at `out`; -1 when nothing was escaped, -2 when more than `max` would be. */
   gson(ptr: number, len: number, max: number, out: number): number
   /** 1 when the bytes hold any of Java's whitespace, else 0. */
@@ -69,12 +71,23 @@ const SLACK = 16
 export const WASM_STRIP_MAX = 1024 * 1024
 
 /**
+ * What a strip tells besides its text. `joins` is true when some whitespace byte it took out stood
+ * right before a continuation byte (0x80-0xBF): the text then holds a character its body did not
+ * (`E4 20 B8 AD` strips to 中), which signature.ts refuses. Where a body is UTF-8 no whitespace
+ * byte stands there, so this is the whole question the stripped text asks of the body's encoding,
+ * and the kernel answers it in the pass it makes anyway.
+ */
+export interface StripReport {
+  joins: boolean
+}
+
+/**
  * Removes Java's `\s` bytes. The result is the body itself when there was nothing to remove, else
  * a view of WebAssembly memory that is valid only until the next call: the caller hashes it
  * (or hands it to a call that copies it at once) before stripping again, with no `await` in
- * between.
+ * between. With `report`, sets its `joins`.
  */
-export type TransientStrip = (body: Uint8Array) => Uint8Array
+export type TransientStrip = (body: Uint8Array, report?: StripReport) => Uint8Array
 
 /**
  * The body with Gson's escapes applied and Java's whitespace removed, as canonical.ts's
@@ -138,9 +151,10 @@ export function createWasmKernels(load: () => WebAssembly.Module): WasmKernels |
     memory.set(body, input)
   }
   return {
-    strip: (body) => {
+    strip: (body, report) => {
       copyIn(body, input + body.length + SLACK)
       const length = exports.strip(input, body.length)
+      if (report !== undefined) report.joins = exports.joined.value !== 0
       // Nothing removed: the caller's own bytes, which stay valid after the next call.
       return length === body.length ? body : memory.subarray(input, input + length)
     },
@@ -202,17 +216,17 @@ export function createStripper(source: StripModuleSource, search: WhitespaceSear
     if (kernels === undefined) {
       const made = createWasmKernels(source.load)
       kind = made === undefined ? 'js' : `wasm-${source.via}`
-      kernels = made ?? { strip: stripJavaWhitespace, gson: gsonText, hasWhitespace: search, unicode: stripUnicodeWhitespace }
+      kernels = made ?? { strip: stripPortably, gson: gsonText, hasWhitespace: search, unicode: stripUnicodeWhitespace }
     }
     return kernels
   }
   return {
-    strip: (body) => {
-      if (body.length <= WASM_STRIP_MAX) return make().strip(body)
+    strip: (body, report) => {
+      if (body.length <= WASM_STRIP_MAX) return make().strip(body, report)
       // Reused, as the kernel's memory is: allocating the text afresh cost about one HMAC of a
       // 2 MiB body. It stays as large as the largest body over the bound (at most `maxBodySize`).
       if (scratch.length < body.length) scratch = new Uint8Array(body.length)
-      return stripInParts(make().strip, body, scratch)
+      return stripInParts(make().strip, body, scratch, report)
     },
     // canonical.ts bounds the bodies the Gson text is made for (64 KiB), well within the kernels'.
     gson: (body, maxEscapes) => make().gson(body, maxEscapes),
@@ -225,6 +239,12 @@ export function createStripper(source: StripModuleSource, search: WhitespaceSear
   }
 }
 
+/** The JavaScript stripper, and its answer to {@link StripReport}'s question in a pass of its own. */
+const stripPortably: TransientStrip = (body, report) => {
+  if (report !== undefined) report.joins = whitespaceJoinsCharacter(body, 0, body.length)
+  return stripJavaWhitespace(body)
+}
+
 /**
  * A body over {@link WASM_STRIP_MAX} (an app that raised `maxBodySize`), stripped a part at a time
  * through the same stripper, each part's text copied into `out` before the next call: the kernel's
@@ -233,12 +253,17 @@ export function createStripper(source: StripModuleSource, search: WhitespaceSear
  * one byte each, so no part's end splits anything. The body itself when nothing was removed, else
  * a view of `out`: transient, as every result of the stripper is.
  */
-function stripInParts(strip: TransientStrip, body: Uint8Array, out: Uint8Array): Uint8Array {
+function stripInParts(strip: TransientStrip, body: Uint8Array, out: Uint8Array, report?: StripReport): Uint8Array {
   let length = 0
+  let joins = false
+  const part = { joins: false }
   for (let at = 0; at < body.length; at += WASM_STRIP_MAX) {
-    const text = strip(body.subarray(at, at + WASM_STRIP_MAX))
+    const text = strip(body.subarray(at, at + WASM_STRIP_MAX), part)
+    // A part's last byte and the next one's first: no part sees both.
+    joins ||= part.joins || (at > 0 && whitespaceJoinsCharacter(body, at - 1, at + 1))
     out.set(text, length)
     length += text.length
   }
+  if (report !== undefined) report.joins = joins
   return length === body.length ? body : out.subarray(0, length)
 }

@@ -1,6 +1,6 @@
 import { stripModule } from '#strip-module'
 import { indexOfJavaWhitespace } from '../strip.ts'
-import type { CryptoBackend, HmacKey } from './types.ts'
+import type { CanonicalReport, CryptoBackend, HmacKey } from './types.ts'
 import { createStripper, SCAN_CHUNK, SCAN_PROBE } from './wasm-strip.ts'
 
 const HMAC_SHA256 = { name: 'HMAC', hash: 'SHA-256' } as const
@@ -20,10 +20,10 @@ const stripper = createStripper(stripModule, (bytes) => indexOfJavaWhitespace(by
  * transient as {@link hmac} says. Web Crypto hashes in one call anyway, so only the search is
  * chunked.
  */
-function canonical(body: Uint8Array): Uint8Array {
-  if (stripper.hasWhitespace(body.subarray(0, SCAN_PROBE))) return stripper.strip(body)
+function canonical(body: Uint8Array, told?: CanonicalReport): Uint8Array {
+  if (stripper.hasWhitespace(body.subarray(0, SCAN_PROBE))) return stripper.strip(body, told)
   for (let offset = SCAN_PROBE; offset < body.length; offset += SCAN_CHUNK) {
-    if (stripper.hasWhitespace(body.subarray(offset, offset + SCAN_CHUNK))) return stripper.strip(body)
+    if (stripper.hasWhitespace(body.subarray(offset, offset + SCAN_CHUNK))) return stripper.strip(body, told)
   }
   return body
 }
@@ -59,7 +59,7 @@ export const backend: CryptoBackend = {
   importHmacKey: (secret) => crypto.subtle.importKey('raw', source(secret), HMAC_SHA256, false, ['sign']),
   hmac,
   canonicalHmac: (keys, body, told) => {
-    const text = canonical(body)
+    const text = canonical(body, told)
     if (told !== undefined) told.stripped = text !== body
     return hmac(keys, text)
   },
