@@ -10,11 +10,27 @@ export { containsAnyByte, decodeUtf8, fromHex, indexOfByte, isUtf8Bytes, occursM
 
 /**
  * A body's bytes. A view on shared memory is copied: Web Crypto refuses one, and another thread
- * could change its bytes between the checks made of them and the hash.
+ * could change its bytes between the checks made of them and the hash. A `Uint8Array` of another
+ * realm (a `vm` context, Next.js's edge sandbox) is read through a view of this one; anything else
+ * is the caller's mistake, told plainly, where each build failed its own way (or, on the Web build,
+ * read a `Uint16Array`'s bytes).
  */
 export function toBytes(body: string | Uint8Array): Uint8Array {
   if (typeof body === 'string') return encoder.encode(body)
-  return typeof SharedArrayBuffer === 'function' && body.buffer instanceof SharedArrayBuffer ? new Uint8Array(body) : body
+  const bytes = body instanceof Uint8Array ? body : fromOtherRealm(body)
+  return typeof SharedArrayBuffer === 'function' && bytes.buffer instanceof SharedArrayBuffer ? new Uint8Array(bytes) : bytes
+}
+
+function fromOtherRealm(body: unknown): Uint8Array {
+  const kind = Object.prototype.toString.call(body).slice(8, -1)
+  if (kind === 'Uint8Array' && ArrayBuffer.isView(body)) {
+    const view = new Uint8Array(body.buffer, body.byteOffset, body.byteLength)
+    return Object.prototype.toString.call(body.buffer) === '[object SharedArrayBuffer]' ? new Uint8Array(view) : view
+  }
+  // The kind only: a body's content never goes into an error.
+  const got = body === null ? 'null' : typeof body === 'object' ? kind : typeof body
+  const hint = kind === 'ArrayBuffer' ? ' (wrap it: new Uint8Array(body))' : ''
+  throw new TypeError(`@hookguard/core: a body is a string or a Uint8Array, got ${got}${hint}`)
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))

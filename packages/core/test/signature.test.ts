@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm'
 import { sign, verifySignature } from '@hookguard/core'
 import fixtures from '@hookguard/testkit/signatures.json' with { type: 'json' }
 import fc from 'fast-check'
@@ -386,6 +387,51 @@ describe('a body on shared memory', () => {
         await expect(sign(body, SECRET)).resolves.toBe(header)
         await expect(verifySignature(body, header, SECRET)).resolves.toBe(true)
         await expect(verifySignature(body, '0'.repeat(64), SECRET)).resolves.toBe(false)
+      }
+    }
+  })
+})
+
+describe('a body of another kind', () => {
+  const text = '{ "event": "ping", "name": "中" }'
+
+  it('from another realm (a vm context) is read as the same bytes, on shared memory too', async () => {
+    const header = await sign(text, SECRET)
+    const bytes = [...encode(text)]
+    for (const source of [
+      `new Uint8Array(${JSON.stringify(bytes)})`,
+      `new Uint8Array(new SharedArrayBuffer(${bytes.length + 2}), 2).map((_, i) => ${JSON.stringify(bytes)}[i] ?? 0).subarray(0, ${bytes.length})`,
+    ]) {
+      const body = runInNewContext(source) as Uint8Array
+      expect(body instanceof Uint8Array).toBe(false)
+      await expect(sign(body, SECRET)).resolves.toBe(header)
+      await expect(verifySignature(body, header, SECRET)).resolves.toBe(true)
+    }
+  })
+
+  it('is refused with a TypeError that names its kind and never its content, on every build alike', async () => {
+    const header = await sign(text, SECRET)
+    const secretish = encode('sk_live_do_not_show_it')
+    for (const [body, named] of [
+      [null, 'got null'],
+      [undefined, 'got undefined'],
+      [42, 'got number'],
+      [{ toString: () => 'sk_live_do_not_show' }, 'got Object'],
+      [secretish.buffer, 'got ArrayBuffer (wrap it: new Uint8Array(body))'],
+      [new DataView(secretish.buffer), 'got DataView'],
+      [new Uint16Array(secretish.buffer), 'got Uint16Array'],
+      [new Int8Array(secretish.buffer), 'got Int8Array'],
+    ] as const) {
+      for (const call of [
+        () => verifySignature(body as unknown as Uint8Array, header, SECRET),
+        () => sign(body as unknown as Uint8Array, SECRET),
+      ]) {
+        const error = await call().then(
+          () => expect.fail(`resolved for ${named}`),
+          (thrown: unknown) => thrown,
+        )
+        expect(error).toBeInstanceOf(TypeError)
+        expect((error as Error).message).toBe(`@hookguard/core: a body is a string or a Uint8Array, ${named}`)
       }
     }
   })
