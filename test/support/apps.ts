@@ -1,7 +1,10 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Readable } from 'node:stream'
 import { getRequestListener } from '@hono/node-server'
-import type { WebhookOptions } from '@hookguard/core'
+import { createReceiver, type WebhookOptions } from '@hookguard/core'
+import type { WebhookResponse } from '@hookguard/core/adapter'
+import { nodeBody, nodeRequestHeaders, settleWhenAnswered } from '@hookguard/core/node'
 import * as forExpress from '@hookguard/express'
 import * as forFastify from '@hookguard/fastify'
 import * as forKoa from '@hookguard/koa'
@@ -239,6 +242,60 @@ const fetchOnNode: AppFactory = {
   },
 }
 
+/**
+ * Node's own `http` server with no framework, as docs/core.md writes it: the core's receiver fed
+ * by `nodeRequestHeaders` and `nodeBody`, its answer written as it comes, `settleWhenAnswered` for
+ * `dedupe`. With `passOn` it hands each refusal to it and answers it all the same: a plain server
+ * has no error handling of its own to pass to.
+ */
+const nodeHttp: AppFactory = {
+  name: 'node:http (nodeBody)',
+  packageName: '@hookguard/core',
+  async start(options, { passOn, work } = {}) {
+    let handled = 0
+    const receiver = createReceiver(options)
+    const tokens = options.auth.mode === 'oauth2' ? createReceiver(options, { role: 'token' }) : undefined
+    const answer = (res: ServerResponse, { status, headers, body }: WebhookResponse) => res.writeHead(status, headers).end(body)
+    const listener = async (req: IncomingMessage, res: ServerResponse) => {
+      const incoming = {
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        headers: nodeRequestHeaders(req),
+        body: nodeBody(req, 'Nothing else reads this body.'),
+      }
+      const path = incoming.url.split('?')[0]
+      if (path === '/token' && tokens !== undefined) return answer(res, await tokens.token(incoming))
+      if (path !== '/hooks' || incoming.method !== 'POST') return res.writeHead(404).end()
+      const result = await receiver.verify(incoming)
+      if (!result.ok) {
+        if (result.error !== undefined) passOn?.(result.error)
+        return answer(res, result.response)
+      }
+      handled++
+      if (result.settle !== undefined) settleWhenAnswered(res, result.settle)
+      const { delivery } = result
+      const received: Received = {
+        mode: delivery.mode,
+        payload: delivery.payload,
+        rawLength: delivery.rawBody.byteLength,
+        rawText: decoder.decode(delivery.rawBody),
+      }
+      const status = await workDone(work, received).catch((error: unknown) => {
+        passOn?.(error)
+        return 500
+      })
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(received))
+    }
+    // The app's own code (a secret resolver, a Basic `verify`) may throw: a 500, as a framework answers it.
+    const served = (req: IncomingMessage, res: ServerResponse) =>
+      void listener(req, res).catch((error: unknown) => {
+        passOn?.(error)
+        if (!res.headersSent) res.writeHead(500).end()
+      })
+    return { ...(await listen(served)), handled: () => handled }
+  },
+}
+
 export const factories: readonly AppFactory[] = [
   expressFactory('Express 4', express4),
   expressFactory('Express 5', express5),
@@ -249,4 +306,5 @@ export const factories: readonly AppFactory[] = [
   honoOnNode,
   fetchInProcess,
   fetchOnNode,
+  nodeHttp,
 ]
