@@ -1,7 +1,7 @@
 import type { Resolvable, WebhookAuth } from './auth.ts'
 import { basicChallenge, parseBasicAuthorization } from './basic.ts'
 import { utf8 } from './bytes.ts'
-import type { HmacKey } from './crypto/types.ts'
+import type { CanonicalReport, HmacKey } from './crypto/types.ts'
 import type { Sender } from './dedupe-key.ts'
 import { WebhookError } from './errors.ts'
 import { formField, formPayload, hasMoreFieldsThan, isFormUrlEncoded, MAX_FORM_FIELDS, parseForm, REPEATED_FIELD } from './form.ts'
@@ -10,6 +10,7 @@ import type { WebhookRequest } from './request.ts'
 import { SecretDigest } from './secret-digest.ts'
 import {
   importKeys,
+  joinsCharacters,
   matchCompatibilityForms,
   matchingKey,
   parseSignatureHeader,
@@ -106,13 +107,17 @@ function secretAuthenticator(
       // The candidates in the protocol's order, as verifySignature tries them (signature.ts), written
       // out here too: a delivery in the service's own form then awaits one call, not two, and on
       // Node none.
-      const digests = serviceDigests(keys, body)
+      const told: CanonicalReport = { stripped: false, joins: false }
+      const digests = serviceDigests(keys, body, told)
       key = matchingKey(Array.isArray(digests) ? digests : await digests, expected)
       if (key >= 0) match = SERVICE_FORM
       else {
         match = await matchCompatibilityForms(body, expected, keys, unicodeWhitespace)
         if (match !== undefined && match.form !== 'service') key = match.key
       }
+      // A text that joined bytes into a character is no match here either: answered as a wrong
+      // signature, not as a signed body that is not JSON.
+      if (match !== undefined && joinsCharacters(match, told, body)) match = undefined
     }
     if (match === undefined) {
       const hint = secrets.length === 0 ? undefined : signatureHint(header, expected, secrets, body)

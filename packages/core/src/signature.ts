@@ -4,6 +4,7 @@ import { gsonCandidate, MAX_GSON_FALLBACK_BODY, maxGsonEscapes, mayHaveGsonForm,
 import { timingSafeEqual } from './constant-time.ts'
 import type { CanonicalReport, HmacKey } from './crypto/types.ts'
 import { keyFor } from './hmac-keys.ts'
+import { whitespaceJoinsCharacter } from './strip.ts'
 
 const DIGEST_HEX_LENGTH = 64
 
@@ -84,20 +85,29 @@ export async function matchSignature(
   // The candidates in the protocol's order (see canonical.ts): the service's own form, exact (the
   // body is hashed as received only when it holds none of Java's six whitespace bytes), then the
   // compatibility forms.
-  const told = { stripped: false, joins: false }
+  const told: CanonicalReport = { stripped: false, joins: false }
   const digests = serviceDigests(keys, raw, told)
   const match = matchesAny(Array.isArray(digests) ? digests : await digests, expected)
     ? SERVICE_FORM
     : await matchCompatibilityForms(raw, expected, keys, unicodeWhitespace)
-  // Bytes stripped out of a body can join what is left into a character nobody signed (`E4 20 B8
-  // AD` is 中 once its space is gone), which a lenient decoder then shows. Java's whitespace is one
-  // byte, and taking one out joins bytes only where a continuation byte follows it, which never
-  // happens in UTF-8: the stripper tells that in the pass it makes anyway. Otherwise a lenient
-  // decoder reads the body as the signed text with whitespace between its characters, whatever the
-  // bytes. The compatibility forms take characters of several bytes out, so there the body must
-  // be UTF-8. A body hashed as it came (every compact delivery) was signed as it is.
-  if (match === SERVICE_FORM) return told.stripped && told.joins ? undefined : match
-  return match !== undefined && typeof body !== 'string' && !isUtf8Bytes(raw) ? undefined : match
+  // A string was UTF-8 encoded here: nothing taken out of it joins anything.
+  return match !== undefined && typeof body !== 'string' && joinsCharacters(match, told, raw) ? undefined : match
+}
+
+/**
+ * Whether the text a signature matched was made by taking bytes out of `raw` that joined what was
+ * left into a character nobody signed (`E4 20 B8 AD` is 中 once its space is gone), which a
+ * lenient decoder then shows: such a match does not stand. Java's whitespace is one byte, and
+ * taking one out joins bytes only where a continuation byte follows it, which never happens in
+ * UTF-8; the kernel tells that in the pass it strips with, and only the JavaScript stripper leaves
+ * it to be asked here, once a signature matched. Any other body reads, under a lenient decoder, as
+ * the signed text with whitespace between its characters. The compatibility forms take characters
+ * of several bytes out, so there the body must be UTF-8. A body hashed as it came (every compact
+ * delivery) was signed as it is. `verifySignature` and the receiver both ask this.
+ */
+export function joinsCharacters(match: SignatureMatch, told: CanonicalReport, raw: Uint8Array): boolean {
+  if (match.form !== 'service') return !isUtf8Bytes(raw)
+  return told.stripped && (told.joins ?? whitespaceJoinsCharacter(raw, 0, raw.length))
 }
 
 /**

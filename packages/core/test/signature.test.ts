@@ -4,7 +4,7 @@ import fixtures from '@hookguard/testkit/signatures.json' with { type: 'json' }
 import fc from 'fast-check'
 import { describe, expect, it, vi } from 'vitest'
 import { createReceiver } from '../src/receiver.ts'
-import { parseSignatureHeader, signatureHint } from '../src/signature.ts'
+import { joinsCharacters, parseSignatureHeader, signatureHint } from '../src/signature.ts'
 import { unicodeJsonValue, unicodeString } from './arbitraries.ts'
 import { gsonText } from './gson.ts'
 
@@ -88,7 +88,8 @@ describe('verifySignature', () => {
           headers: { 'content-type': 'application/json', 'x-service-hmac-signature': signature },
           body,
         })
-        expect(refused.ok).toBe(false)
+        // A wrong signature, as verifySignature says, not a signed body that is not JSON.
+        expect(refused.ok ? undefined : [refused.response.status, refused.error?.code]).toEqual([401, 'invalid_signature'])
       })
     }
 
@@ -138,6 +139,23 @@ describe('verifySignature', () => {
         if (await verifySignature(body, signature, SECRET)) expect.fail(`verified with ${before} bytes before the joint and ${after} after`)
       }
     }, 60_000)
+
+    it('asks the body itself where the stripper did not look (the JavaScript one), and only then', () => {
+      const joined = bytes('{"city":"', [0xe4, 0x20, 0xb8, 0xad], '"}')
+      const between = bytes('{"city":"', [0xe4, 0xb8, 0xad, 0x20], '"}')
+      const service = { form: 'service' } as const
+      expect(joinsCharacters(service, { stripped: true, joins: undefined }, joined)).toBe(true)
+      expect(joinsCharacters(service, { stripped: true, joins: undefined }, between)).toBe(false)
+      // The stripper's own answer stands, and a body hashed as it came was signed as it is.
+      expect(joinsCharacters(service, { stripped: true, joins: false }, joined)).toBe(false)
+      expect(joinsCharacters(service, { stripped: false, joins: undefined }, joined)).toBe(false)
+      // The compatibility forms take characters of several bytes out: the body must be UTF-8.
+      const gson = { form: 'gson', text: between, key: 0 } as const
+      expect([
+        joinsCharacters(gson, { stripped: true, joins: false }, joined),
+        joinsCharacters(gson, { stripped: true, joins: false }, between),
+      ]).toEqual([true, false])
+    })
 
     it('accepts a body that is not UTF-8 signed as it is, byte for byte: nothing was taken out of it', async () => {
       const body = bytes('{"city":"', [0xe4, 0xb8], '"}')

@@ -28,7 +28,7 @@ import {
   WASM_STRIP_MAX,
 } from '../src/crypto/wasm-strip.ts'
 import { backend as web } from '../src/crypto/web.ts'
-import { indexOfJavaWhitespace, stripJavaWhitespace } from '../src/strip.ts'
+import { indexOfJavaWhitespace, stripJavaWhitespace, whitespaceJoinsCharacter } from '../src/strip.ts'
 
 const WHITESPACE = [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]
 const IS_WHITESPACE = Uint8Array.from({ length: 256 }, (_, b) => (WHITESPACE.includes(b) ? 1 : 0))
@@ -95,13 +95,7 @@ const joinsReference = (input: Uint8Array) =>
  * the memory past the body), then one joint at every position of a short body or near the ends
  * and the 32-byte steps of a long one.
  */
-function checkJoins(strip: (input: Uint8Array, report: StripReport) => void): void {
-  const report = { joins: false }
-  const told = (input: Uint8Array) => {
-    report.joins = !joinsReference(input)
-    strip(input, report)
-    return report.joins
-  }
+function checkJoins(told: (input: Uint8Array) => boolean): void {
   const other = KEPT.filter((b) => (b & 0xc0) !== 0x80)
   const mixed = (length: number) =>
     Uint8Array.from({ length }, () => {
@@ -270,11 +264,14 @@ describe.each(SOURCES)(
 
     it('tells whether a whitespace byte it took out stood right before a continuation byte, as a plain reference does, whatever the memory held past the body', () => {
       const kernels = createWasmKernels(source.load) as { strip: TransientStrip; hasWhitespace: (bytes: Uint8Array) => boolean }
-      checkJoins((input, report) => {
+      const report: StripReport = { joins: undefined }
+      checkJoins((input) => {
         // Whitespace before continuation bytes left in the memory past the body, where the last
         // partial blocks read: the search copies its bytes in as they are.
         kernels.hasWhitespace(Uint8Array.from({ length: input.length + 64 }, (_, i) => (i % 2 === 0 ? 0x20 : 0xb8)))
+        report.joins = !joinsReference(input)
         kernels.strip(input.slice(), report)
+        return report.joins as boolean
       })
     })
 
@@ -524,8 +521,14 @@ describe('without WebAssembly (node --jitless)', () => {
         // The build's own search tells whether there is whitespace at all.
         expect([stripper.hasWhitespace(input), stripper.hasWhitespace(compact(5000))]).toEqual([true, false])
         expect(searched).toEqual([5000, 5000])
-        // What a strip reports, in a pass of the portable stripper's own.
-        checkJoins((joined, report) => stripper.strip(joined, report))
+        // The portable stripper leaves the question to be asked, whole or in parts, and the
+        // portable answer is the kernel's.
+        const report: StripReport = { joins: false }
+        for (const input of [body(1000, 0.3), body(WASM_STRIP_MAX + 100, 0.3)]) {
+          stripper.strip(input, report)
+          expect(report.joins).toBeUndefined()
+        }
+        checkJoins((input) => whitespaceJoinsCharacter(input, 0, input.length))
       }
     } finally {
       vi.unstubAllGlobals()

@@ -75,10 +75,12 @@ export const WASM_STRIP_MAX = 1024 * 1024
  * right before a continuation byte (0x80-0xBF): the text then holds a character its body did not
  * (`E4 20 B8 AD` strips to 中), which signature.ts refuses. Where a body is UTF-8 no whitespace
  * byte stands there, so this is the whole question the stripped text asks of the body's encoding,
- * and the kernel answers it in the pass it makes anyway.
+ * and the kernel answers it in the pass it makes anyway. `undefined` where the JavaScript stripper
+ * ran: a pass of its own would cost every refused body more, so it is asked only once a signature
+ * matched (strip.ts, `whitespaceJoinsCharacter`).
  */
 export interface StripReport {
-  joins: boolean
+  joins: boolean | undefined
 }
 
 /**
@@ -239,9 +241,9 @@ export function createStripper(source: StripModuleSource, search: WhitespaceSear
   }
 }
 
-/** The JavaScript stripper, and its answer to {@link StripReport}'s question in a pass of its own. */
+/** The JavaScript stripper, which leaves {@link StripReport}'s question to be asked once it matters. */
 const stripPortably: TransientStrip = (body, report) => {
-  if (report !== undefined) report.joins = whitespaceJoinsCharacter(body, 0, body.length)
+  if (report !== undefined) report.joins = undefined
   return stripJavaWhitespace(body)
 }
 
@@ -255,12 +257,14 @@ const stripPortably: TransientStrip = (body, report) => {
  */
 function stripInParts(strip: TransientStrip, body: Uint8Array, out: Uint8Array, report?: StripReport): Uint8Array {
   let length = 0
-  let joins = false
-  const part = { joins: false }
+  let joins: boolean | undefined = false
+  const part: StripReport = { joins: false }
   for (let at = 0; at < body.length; at += WASM_STRIP_MAX) {
     const text = strip(body.subarray(at, at + WASM_STRIP_MAX), part)
-    // A part's last byte and the next one's first: no part sees both.
-    joins ||= part.joins || (at > 0 && whitespaceJoinsCharacter(body, at - 1, at + 1))
+    // A part's last byte and the next one's first: no part sees both. A part not looked at (the
+    // JavaScript stripper) leaves the whole answer to be asked.
+    if (joins === false)
+      joins = part.joins === undefined ? undefined : part.joins || (at > 0 && whitespaceJoinsCharacter(body, at - 1, at + 1))
     out.set(text, length)
     length += text.length
   }
