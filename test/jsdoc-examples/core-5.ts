@@ -3,7 +3,7 @@ import { createReceiver, sign, verifySignature } from '@hookguard/core'
 declare const rawBody: Uint8Array
 declare const req: { headers: Record<string, string | undefined> }
 declare const request: Request
-import { matchSignature, importKeys, serviceDigests, matchCompatibilityForms, SERVICE_FORM, signatureHint, matchesAny, matchingKey, MAX_SIGNATURE_HEADER_LENGTH, parseSignatureHeader } from '../../packages/core/src/signature.ts'
+import { matchSignature, joinsCharacters, importKeys, serviceDigests, matchCompatibilityForms, SERVICE_FORM, signatureHint, matchesAny, matchingKey, MAX_SIGNATURE_HEADER_LENGTH, parseSignatureHeader } from '../../packages/core/src/signature.ts'
 
 export async function example() {
 const signature = await sign('{"event": "ping"}', 'whsec-…')
