@@ -14,7 +14,10 @@
  * workers: deliveries a second through an emptied handler, and the delay from receipt to the
  * handler's start.
  *
- *   node --import tsx bench/handoff.ts [--quick]
+ *   node --import tsx bench/handoff.ts [--quick] [--rate=N]
+ *
+ * `--rate=N` sends N deliveries a second instead of 1 000: the same run at a rate that leaves the
+ * machine room, to tell the hand-off's own latency from the queue a full machine builds.
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { createHmac } from 'node:crypto'
@@ -22,12 +25,13 @@ import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { startRedis } from '@hookguard/testkit/redis-server'
 import { Redis } from 'ioredis'
+import { numberFlag } from './flags.ts'
 import { SECRET } from './handoff-shared.ts'
 import { quantile, RESULT_PREFIX } from './measure.ts'
 import { type OpenLoopResult, openLoop, pooled } from './open-loop.ts'
 
 const quick = process.argv.includes('--quick')
-const RATE = quick ? 200 : 1000
+const RATE = numberFlag('rate') ?? (quick ? 200 : 1000)
 const DURATION_S = quick ? 3 : 30
 const WARMUP_S = quick ? 1 : 3
 /** Turns each server takes, the measured seconds split between them. */
