@@ -1,5 +1,4 @@
 import { coveredSegments } from './diagnose.ts'
-import { prettyPayload } from './pretty.ts'
 import type { InspectedRecord } from './record.ts'
 import { redactBody, redactCredentials, redactHeader, redactUrl } from './redact.ts'
 import { pathOnly } from './url-path.ts'
@@ -115,8 +114,6 @@ export interface RecordDetail extends RecordSummary {
   truncated: boolean
   /** Mode `secret`: the text the signature covers, split where Java's strip removes whitespace. */
   covered?: { text: string; removed: boolean }[]
-  /** The parsed payload, pretty-printed, when the body is JSON and that text is at most a few times the body (pretty.ts). */
-  payload?: string
   diagnosisDetail?: InspectedRecord['diagnosis']
   app?: { status?: number; error?: string; code?: string; headers: [string, string][]; bodyText: string; durationMs: number }
 }
@@ -135,10 +132,6 @@ export function detail(record: InspectedRecord, usedBy?: number[]): RecordDetail
   }
   if (isToken) out.bodyText = redactCredentials(new TextDecoder().decode(record.body))
   if (record.mode === 'secret' && !isToken && body.byteLength <= MAX_SEGMENTED) out.covered = coveredSegments(body)
-  if (!isToken) {
-    const payload = prettyPayload(body)
-    if (payload !== undefined) out.payload = payload
-  }
   if (record.diagnosis !== undefined) out.diagnosisDetail = record.diagnosis
   if (record.app !== undefined) {
     const text = new TextDecoder().decode(record.app.body)

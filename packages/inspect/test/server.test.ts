@@ -50,6 +50,27 @@ describe('inspect, as the receiver', () => {
     expect(Buffer.from(record?.body ?? []).toString()).toBe(BODY)
   })
 
+  it('sends a delivery’s detail with its body once: a 1 MiB JSON body in about its base64, its payload printed by the page', async () => {
+    const { inspector: running, waitFor } = await inspector()
+    const body = JSON.stringify({ note: 'abcdefghij'.repeat(100_000) })
+    const answer = await send(`${running.receiveUrl}/hooks`, {
+      headers: { 'x-service-hmac-signature': await sign(body, SECRET), 'content-length': String(body.length) },
+      chunks: [body],
+    })
+    expect(answer.status).toBe(200)
+    const [record] = await waitFor(1)
+    const detail = await send(`${new URL(running.uiUrl).origin}/api/records/${record?.id}`, {
+      method: 'GET',
+      headers: { 'x-inspect-token': running.accessToken },
+    })
+    expect(detail.status).toBe(200)
+    const shown = JSON.parse(detail.body.toString()) as { bodyBase64: string; payload?: string }
+    expect(Buffer.from(shown.bodyBase64, 'base64').toString()).toBe(body)
+    expect(shown.payload).toBeUndefined()
+    // Base64 is 4/3 of the body; a second copy of it (the pretty payload) made the answer 2.3 times the body.
+    expect(detail.body.byteLength).toBeLessThan(1.4 * body.length)
+  })
+
   it('refuses a delivery signed with the secret and a newline, says so in the record and never in the answer', async () => {
     const { inspector: running, waitFor } = await inspector()
     const answer = await send(`${running.receiveUrl}/hooks`, {

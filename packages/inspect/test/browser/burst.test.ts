@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_BODY_SIZE, sign } from '@hookguard/core'
 import { CHROMIUM_ARGS, chromiumMissing, chromiumPath } from '@hookguard/testkit/chromium'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_MAX_RECORDS } from '../../src/ring.ts'
 import { cleanup, inspector, SECRET, send } from '../helpers.ts'
@@ -65,6 +65,15 @@ function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
     timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms (the page's main thread is busy)`)), ms)
   })
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
+}
+
+/** The text of `target`'s element, read within 5 s. */
+function textOf(target: Locator, what: string): Promise<string | null> {
+  return within(
+    5000,
+    what,
+    target.evaluate((element) => element.textContent),
+  )
 }
 
 /** The ids the page lists, newest first. */
@@ -146,14 +155,11 @@ describe('heavy deliveries', () => {
       }, id)
       await page.getByTestId('detail').getByText(`#${id} POST /hooks/big`).waitFor({ timeout: 15_000 })
       // The whole body is there, in the page, whether or not it is laid out yet.
-      const shown = page.getByTestId('detail').getByTestId('body-text')
-      expect(
-        await within(
-          5000,
-          'reading the body',
-          shown.evaluate((pre) => pre.textContent),
-        ),
-      ).toBe(big)
+      expect(await textOf(page.getByTestId('detail').getByTestId('body-text'), 'reading the body')).toBe(big)
+      // And its payload, which the page prints from the body rather than fetch a second copy.
+      expect(await textOf(page.getByTestId('detail').getByTestId('payload'), 'reading the payload')).toBe(
+        JSON.stringify(JSON.parse(big), null, 2),
+      )
       await page.waitForTimeout(1000)
       const detail = await longestTask(page)
       expectResponsive(detail)

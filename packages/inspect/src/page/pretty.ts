@@ -3,7 +3,7 @@
  * text stays within a few times the body. Each of its lines is indented two spaces a level, so
  * arrays nested a thousand deep side by side (2 KB a block) print a megabyte a block: half a
  * gigabyte and seconds of CPU for a body of 256 KiB, which any sender picks, and which the page
- * fetches as soon as the record is selected. One scan of the bytes bounds the text's length before
+ * prints as soon as the record is selected. One scan of the bytes bounds the text's length before
  * anything is parsed; past the bound the page shows the body as text and bytes only.
  */
 
