@@ -11,7 +11,18 @@
 const PRETTY_GROWTH = 4
 const PRETTY_SLACK = 64 * 1024
 
+/**
+ * The most characters a JSON number prints as (`-1.2345678901234567e-100`). Only a number with an
+ * exponent can print longer than it is written (`1e20` as 21 digits): such a one is counted at this.
+ */
+const NUMBER_PRINTED_MAX = 24
+
 const QUOTE = 0x22
+const MINUS = 0x2d
+const DIGIT_0 = 0x30
+const DIGIT_9 = 0x39
+const EXPONENT = new Set([0x65, 0x45])
+const IN_NUMBER = new Set([0x2b, 0x2d, 0x2e, 0x65, 0x45, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39])
 const BACKSLASH = 0x5c
 const COMMA = 0x2c
 const COLON = 0x3a
@@ -22,7 +33,8 @@ const CLOSERS = new Set([0x5d, 0x7d])
 export function prettyPayload(body: Uint8Array): string | undefined {
   if (!printsWithin(body, PRETTY_GROWTH * body.byteLength + PRETTY_SLACK)) return undefined
   try {
-    return JSON.stringify(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body)), null, 2)
+    // A byte order mark is kept, and JSON.parse refuses it, as the receiver does (`invalid_json`).
+    return JSON.stringify(JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body)), null, 2)
   } catch {
     return undefined
   }
@@ -31,8 +43,8 @@ export function prettyPayload(body: Uint8Array): string | undefined {
 /**
  * Whether the pretty-printed text is at most `limit` characters, counted from above: a new line
  * and its indent after every opening bracket and comma and before every closing bracket, a space
- * after every colon (strings are skipped; a number may print a few characters longer, `1e20` as
- * 21 digits, which stays within a small multiple of the body).
+ * after every colon, and a number with an exponent at the longest a number prints (strings are
+ * skipped, and print as written or shorter).
  */
 function printsWithin(bytes: Uint8Array, limit: number): boolean {
   let length = bytes.length
@@ -50,7 +62,15 @@ function printsWithin(bytes: Uint8Array, limit: number): boolean {
     else if (byte === COMMA) length += 1 + 2 * depth
     else if (CLOSERS.has(byte)) length += 1 + 2 * Math.max(--depth, 0)
     else if (byte === COLON) length++
-    else continue
+    else if (byte === MINUS || (byte >= DIGIT_0 && byte <= DIGIT_9)) {
+      let exponent = false
+      while (i + 1 < bytes.length && IN_NUMBER.has(bytes[i + 1] as number)) {
+        i++
+        if (EXPONENT.has(bytes[i] as number)) exponent = true
+      }
+      if (!exponent) continue
+      length += NUMBER_PRINTED_MAX
+    } else continue
     if (length > limit) return false
   }
   return true

@@ -156,7 +156,9 @@ describe('heavy deliveries', () => {
       await page.getByTestId('detail').getByText(`#${id} POST /hooks/big`).waitFor({ timeout: 15_000 })
       // The whole body is there, in the page, whether or not it is laid out yet.
       expect(await textOf(page.getByTestId('detail').getByTestId('body-text'), 'reading the body')).toBe(big)
-      // And its payload, which the page prints from the body rather than fetch a second copy.
+      // Its payload is printed from the body once the reader asks, not with the detail.
+      expect(await page.getByTestId('detail').getByTestId('payload').count()).toBe(0)
+      await page.getByTestId('detail').getByTestId('payload-later').locator('summary').click()
       expect(await textOf(page.getByTestId('detail').getByTestId('payload'), 'reading the payload')).toBe(
         JSON.stringify(JSON.parse(big), null, 2),
       )
@@ -174,6 +176,28 @@ describe('heavy deliveries', () => {
     },
     BURST_TEST_MS,
   )
+})
+
+describe('a body cut at the size limit', () => {
+  it('shows its text and no parsed payload, though the part kept is JSON', async () => {
+    const { inspector: running } = await inspector()
+    page = await watchedPage(running.uiUrl)
+    const kept = `{"cut":"yes"}${' '.repeat(DEFAULT_MAX_BODY_SIZE - 13)}`
+    const answer = await send(`${running.receiveUrl}/hooks/cut`, {
+      headers: { 'x-service-hmac-signature': await sign(kept, SECRET) },
+      chunks: [kept, ' tail that was never kept'],
+    })
+    expect(answer.status).toBe(413)
+    const [id] = await keptIds(running.uiUrl, running.accessToken)
+    await page.evaluate((opened) => {
+      location.hash = `#/d/${opened}`
+    }, id)
+    await page.getByTestId('detail').getByText('cut at the size limit').waitFor({ timeout: 15_000 })
+    expect(await textOf(page.getByTestId('detail').getByTestId('body-text'), 'reading the body')).toBe(kept)
+    expect(await page.getByTestId('detail').getByTestId('payload').count()).toBe(0)
+    expect(await page.getByTestId('detail').getByTestId('payload-later').count()).toBe(0)
+    await browser.stopTracing()
+  })
 })
 
 /** A new page on `uiUrl`, live, its tasks traced and its long tasks observed from its first script on. */
