@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
-import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http'
+import { type Agent, createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -107,12 +107,17 @@ export interface RawAnswer {
 /** One request with exactly these headers and body chunks (chunked when there is no content-length). */
 export function send(
   url: string,
-  { method = 'POST', headers = {}, chunks = [] }: { method?: string; headers?: Record<string, string>; chunks?: (string | Uint8Array)[] },
+  {
+    method = 'POST',
+    headers = {},
+    chunks = [],
+    agent,
+  }: { method?: string; headers?: Record<string, string>; chunks?: (string | Uint8Array)[]; agent?: Agent },
 ): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const target = new URL(url)
     const req = request(
-      { host: target.hostname, port: target.port, method, path: `${target.pathname}${target.search}`, headers },
+      { host: target.hostname, port: target.port, method, path: `${target.pathname}${target.search}`, headers, agent },
       (res) => {
         const parts: Buffer[] = []
         res.on('data', (chunk: Buffer) => parts.push(chunk))
