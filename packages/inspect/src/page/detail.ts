@@ -123,13 +123,18 @@ function payloadView(bytes: Uint8Array, truncated: boolean): HTMLElement | undef
  */
 const TASK_BUDGET_MS = 16
 
-/** Resolves at once while the calling task is within its budget, and otherwise in a later task. */
-function pacer(): () => Promise<void> {
+/**
+ * A step's end: resolves at once while the calling task is within its budget, and otherwise in a
+ * later task; with whether the pane still wants this detail (`current`).
+ */
+function stepper(current: () => boolean): () => Promise<boolean> {
   let since = performance.now()
   return async () => {
-    if (performance.now() - since < TASK_BUDGET_MS) return
-    await new Promise((resolve) => setTimeout(resolve, 0))
-    since = performance.now()
+    if (performance.now() - since >= TASK_BUDGET_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 0))
+      since = performance.now()
+    }
+    return current()
   }
 }
 
@@ -152,7 +157,7 @@ export async function showDetail(
     return
   }
   if (!current()) return
-  const pace = pacer()
+  const stepped = stepper(current)
   const blocks: Child[] = [
     h('h2', {}, `#${d.id} ${d.method} ${d.path}`),
     h('p', {}, h('a', { href: `#/d/${d.id}`, 'data-testid': 'permalink' }, 'Permalink')),
@@ -174,8 +179,7 @@ export async function showDetail(
     // the pane, and this one stops.
     const bytes = base64Bytes(d.bodyBase64)
     const text = new TextDecoder().decode(bytes)
-    await pace()
-    if (!current()) return
+    if (!(await stepped())) return
     blocks.push(
       section(
         `Body as received${d.truncated ? ' (cut at the size limit)' : ''}`,
@@ -183,15 +187,12 @@ export async function showDetail(
         hexView(bytes),
       ),
     )
-    await pace()
-    if (!current()) return
+    if (!(await stepped())) return
     if (d.covered) blocks.push(section('Text the signature covers (marked: whitespace removed before signing)', coveredView(d.covered)))
-    await pace()
-    if (!current()) return
+    if (!(await stepped())) return
     // The redacted body's JSON, pretty-printed within pretty.ts's bound.
     const payload = payloadView(bytes, d.truncated)
-    await pace()
-    if (!current()) return
+    if (!(await stepped())) return
     if (payload !== undefined) blocks.push(payload)
   }
   if (d.app) {
