@@ -1,8 +1,8 @@
-import { memoryDedupeStore } from '@hookguard/core'
+import { type DedupeStore, memoryDedupeStore } from '@hookguard/core'
 import fc from 'fast-check'
-import { afterAll, beforeAll, describe, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { factories } from '../support/apps.ts'
-import { play, scheduleArb, scheduleRuns } from '../support/dedupe-schedule.ts'
+import { play, type Schedule, scheduleArb, scheduleRuns } from '../support/dedupe-schedule.ts'
 
 // "Each delivery once", generalised from dedupe-disconnect.test.ts: fast-check draws a few
 // deliveries, each with sender attempts (waiting for the answer or dropping the connection), handler
@@ -49,4 +49,36 @@ describe.concurrent.each(serverFactories)('$name, with the in-memory dedupe stor
     },
     PROPERTY_TIMEOUT_MS,
   )
+})
+
+describe('the invariants', () => {
+  // A store that claims every time, as one that lost its keys would: the second attempt, sent while
+  // the first run still goes on, runs too, long before processingTtl.
+  const forgetful: DedupeStore = {
+    claim: async () => ({ state: 'claimed', claim: { complete: async () => {}, release: async () => {} } }),
+  }
+  const overlapping: Schedule = {
+    deliveries: [
+      {
+        attempts: [
+          { gapMs: 0, dropAfterMs: 100 },
+          { gapMs: 0, dropAfterMs: undefined },
+        ],
+        outcomes: [
+          { kind: 'answer', status: 200, ms: 600 },
+          { kind: 'answer', status: 200, ms: 0 },
+        ],
+        faults: [],
+      },
+    ],
+  }
+
+  it('find two runs at once of a delivery whose claim still holds', async () => {
+    const factory = serverFactories[0] as (typeof serverFactories)[number]
+    await expect(play(factory, overlapping, { processingTtl: 1, store: forgetful })).rejects.toThrow(
+      'two runs overlap within processingTtl',
+    )
+    // The same schedule over a store that holds its claims passes.
+    await play(factory, overlapping, { processingTtl: 1, store: memoryDedupeStore() })
+  })
 })
