@@ -18,7 +18,11 @@ export interface Flavour {
   name: string
   /** Whether it is a Redis Cluster client, to connect to a cluster's node (which it discovers the rest from). */
   cluster: boolean
-  connect(url: string): Promise<Connected>
+  /**
+   * `reconnectEveryMs`: reconnect at that pace rather than the library's own (node-redis 5 and 6
+   * wait up to 2 s between tries), for a test that times what follows a server's return.
+   */
+  connect(url: string, options?: { reconnectEveryMs?: number }): Promise<Connected>
 }
 
 // The libraries report a lost connection as an `error` event, and an unheard one ends the process.
@@ -33,12 +37,12 @@ interface NodeRedisLike {
   disconnect(): Promise<void> | void
 }
 
-function nodeRedis(name: string, create: (url: string) => NodeRedisLike): Flavour {
+function nodeRedis(name: string, create: (url: string, reconnectEveryMs?: number) => NodeRedisLike): Flavour {
   return {
     name,
     cluster: false,
-    async connect(url) {
-      const client = create(url)
+    async connect(url, { reconnectEveryMs } = {}) {
+      const client = create(url, reconnectEveryMs)
       client.on('error', ignore)
       await client.connect()
       return {
@@ -61,12 +65,12 @@ interface IoRedisLike {
   disconnect(): void
 }
 
-function ioRedis(name: string, create: (url: string) => IoRedisLike, cluster = false): Flavour {
+function ioRedis(name: string, create: (url: string, reconnectEveryMs?: number) => IoRedisLike, cluster = false): Flavour {
   return {
     name,
     cluster,
-    async connect(url) {
-      const client = create(url)
+    async connect(url, { reconnectEveryMs } = {}) {
+      const client = create(url, reconnectEveryMs)
       client.on('error', ignore)
       await client.connect()
       return {
@@ -113,11 +117,16 @@ function nodeRedisCluster(name: string, create: (url: string) => NodeRedisCluste
 // Each client is passed to the stores as the library made it, typed as the library types it:
 // the assignments below are the check that every supported version fits `RedisClient`.
 const stores = {
-  nodeRedis4: (url: string) => createNodeRedis4({ url }) satisfies RedisClient,
-  nodeRedis5: (url: string) => createNodeRedis5({ url }) satisfies RedisClient,
-  nodeRedis6: (url: string) => createNodeRedis6({ url }) satisfies RedisClient,
-  ioRedis5: (url: string) => new IoRedis5(url, { lazyConnect: true }) satisfies RedisClient,
-  ioRedis6: (url: string) => new IoRedis6(url, { lazyConnect: true }) satisfies RedisClient,
+  nodeRedis4: (url: string, every?: number) =>
+    createNodeRedis4({ url, socket: every === undefined ? {} : { reconnectStrategy: () => every } }) satisfies RedisClient,
+  nodeRedis5: (url: string, every?: number) =>
+    createNodeRedis5({ url, socket: every === undefined ? {} : { reconnectStrategy: () => every } }) satisfies RedisClient,
+  nodeRedis6: (url: string, every?: number) =>
+    createNodeRedis6({ url, socket: every === undefined ? {} : { reconnectStrategy: () => every } }) satisfies RedisClient,
+  ioRedis5: (url: string, every?: number) =>
+    new IoRedis5(url, { lazyConnect: true, ...(every === undefined ? {} : { retryStrategy: () => every }) }) satisfies RedisClient,
+  ioRedis6: (url: string, every?: number) =>
+    new IoRedis6(url, { lazyConnect: true, ...(every === undefined ? {} : { retryStrategy: () => every }) }) satisfies RedisClient,
   nodeCluster4: (url: string) => createNodeCluster4({ rootNodes: [{ url }] }) satisfies RedisClient,
   nodeCluster5: (url: string) => createNodeCluster5({ rootNodes: [{ url }] }) satisfies RedisClient,
   nodeCluster6: (url: string) => createNodeCluster6({ rootNodes: [{ url }] }) satisfies RedisClient,
