@@ -30,7 +30,7 @@ describe.each(factories)('$name', (factory) => {
     if (cells.length === 0) continue
     describe(section.name, () => {
       for (const { row, expected } of cells) {
-        it(row.name, async () => {
+        it(row.name, { timeout: row.timeoutMs }, async () => {
           const options = row.options()
           const app = await apps.take(factory, options)
           const { wire, sent, sensitive } = recordingWire(app, 'hookguard')

@@ -75,7 +75,7 @@ describe.each(factories)('$name, refusals handed to the framework', (factory) =>
       if (cells.length === 0) continue
       describe(section.name, () => {
         for (const { row, expected } of cells) {
-          it(`${row.name}: passes on ${refusalOf(expected) ?? 'nothing'}, and leaks nothing`, async () => {
+          it(`${row.name}: passes on ${refusalOf(expected) ?? 'nothing'}, and leaks nothing`, { timeout: row.timeoutMs }, async () => {
             const options = row.options()
             const app = await apps.take(factory, options)
             try {
