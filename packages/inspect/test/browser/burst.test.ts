@@ -284,8 +284,9 @@ const TASK_EVENT = 'ThreadControllerImpl::RunTask'
  * a full one's final pause, an incremental marking step. They run inside whichever of the page's
  * tasks allocated when they were due, and grow with the machine's load as the collectors' own
  * tasks do (see {@link COLLECTOR_TASK}): held to the collectors' bound, and named in a failure's
- * message. (Beside another test suite, the task that receives the reloaded page's list once read
- * 247 ms of CPU, 30 ms alone, before collections were counted apart; at most 30 ms in six runs since.)
+ * message. (Beside another test suite, one task of the reloaded page, posted on an IPC message,
+ * once read 247 ms of CPU where the reload's longest reads 30 ms alone; the trace then did not say
+ * what ran in it. At most 30 ms in six runs since.)
  */
 const COLLECTOR_EVENT = /^(MinorGC|MajorGC|V8\.GC)/
 
