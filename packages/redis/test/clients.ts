@@ -114,19 +114,18 @@ function nodeRedisCluster(name: string, create: (url: string) => NodeRedisCluste
   }
 }
 
+/** The reconnection pace `every` ms sets, in each library's option; none, the library's own. */
+const nodeRedisPace = (every: number | undefined) => (every === undefined ? {} : { reconnectStrategy: () => every })
+const ioRedisPace = (every: number | undefined) => (every === undefined ? {} : { retryStrategy: () => every })
+
 // Each client is passed to the stores as the library made it, typed as the library types it:
 // the assignments below are the check that every supported version fits `RedisClient`.
 const stores = {
-  nodeRedis4: (url: string, every?: number) =>
-    createNodeRedis4({ url, socket: every === undefined ? {} : { reconnectStrategy: () => every } }) satisfies RedisClient,
-  nodeRedis5: (url: string, every?: number) =>
-    createNodeRedis5({ url, socket: every === undefined ? {} : { reconnectStrategy: () => every } }) satisfies RedisClient,
-  nodeRedis6: (url: string, every?: number) =>
-    createNodeRedis6({ url, socket: every === undefined ? {} : { reconnectStrategy: () => every } }) satisfies RedisClient,
-  ioRedis5: (url: string, every?: number) =>
-    new IoRedis5(url, { lazyConnect: true, ...(every === undefined ? {} : { retryStrategy: () => every }) }) satisfies RedisClient,
-  ioRedis6: (url: string, every?: number) =>
-    new IoRedis6(url, { lazyConnect: true, ...(every === undefined ? {} : { retryStrategy: () => every }) }) satisfies RedisClient,
+  nodeRedis4: (url: string, every?: number) => createNodeRedis4({ url, socket: nodeRedisPace(every) }) satisfies RedisClient,
+  nodeRedis5: (url: string, every?: number) => createNodeRedis5({ url, socket: nodeRedisPace(every) }) satisfies RedisClient,
+  nodeRedis6: (url: string, every?: number) => createNodeRedis6({ url, socket: nodeRedisPace(every) }) satisfies RedisClient,
+  ioRedis5: (url: string, every?: number) => new IoRedis5(url, { lazyConnect: true, ...ioRedisPace(every) }) satisfies RedisClient,
+  ioRedis6: (url: string, every?: number) => new IoRedis6(url, { lazyConnect: true, ...ioRedisPace(every) }) satisfies RedisClient,
   nodeCluster4: (url: string) => createNodeCluster4({ rootNodes: [{ url }] }) satisfies RedisClient,
   nodeCluster5: (url: string) => createNodeCluster5({ rootNodes: [{ url }] }) satisfies RedisClient,
   nodeCluster6: (url: string) => createNodeCluster6({ rootNodes: [{ url }] }) satisfies RedisClient,

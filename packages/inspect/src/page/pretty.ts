@@ -18,11 +18,10 @@ const PRETTY_SLACK = 64 * 1024
 const NUMBER_PRINTED_MAX = 24
 
 const QUOTE = 0x22
-const MINUS = 0x2d
-const DIGIT_0 = 0x30
-const DIGIT_9 = 0x39
-const EXPONENT = new Set([0x65, 0x45])
-const IN_NUMBER = new Set([0x2b, 0x2d, 0x2e, 0x65, 0x45, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39])
+const codes = (characters: string) => new Set([...characters].map((c) => c.charCodeAt(0)))
+const NUMBER_START = codes('-0123456789')
+const IN_NUMBER = codes('+-.eE0123456789')
+const EXPONENT = codes('eE')
 const BACKSLASH = 0x5c
 const COMMA = 0x2c
 const COLON = 0x3a
@@ -62,7 +61,7 @@ function printsWithin(bytes: Uint8Array, limit: number): boolean {
     else if (byte === COMMA) length += 1 + 2 * depth
     else if (CLOSERS.has(byte)) length += 1 + 2 * Math.max(--depth, 0)
     else if (byte === COLON) length++
-    else if (byte === MINUS || (byte >= DIGIT_0 && byte <= DIGIT_9)) {
+    else if (NUMBER_START.has(byte)) {
       let exponent = false
       while (i + 1 < bytes.length && IN_NUMBER.has(bytes[i + 1] as number)) {
         i++

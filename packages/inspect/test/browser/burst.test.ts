@@ -348,10 +348,16 @@ async function longestTask(target: Page): Promise<LongestTasks> {
   expect(others.length).toBeGreaterThan(0)
   const cpu = (task: TraceEvent | undefined) => (task?.tdur ?? 0) / 1000
   const wall = (task: TraceEvent | undefined) => (task?.dur ?? 0) / 1000
-  const collectedIn = (task: TraceEvent) =>
-    collections
-      .filter((c) => thread(c) === thread(task) && c.ts >= task.ts && c.ts < task.ts + (task.dur ?? 0))
-      .reduce((sum, c) => sum + cpu(c), 0)
+  // Each task's collections, summed once: the measures below read them again and again.
+  const collected = new Map(
+    others.map((task) => [
+      task,
+      collections
+        .filter((c) => thread(c) === thread(task) && c.ts >= task.ts && c.ts < task.ts + (task.dur ?? 0))
+        .reduce((sum, c) => sum + cpu(c), 0),
+    ]),
+  )
+  const collectedIn = (task: TraceEvent) => collected.get(task) ?? 0
   const own = (task: TraceEvent) => cpu(task) - collectedIn(task)
   const longestBy = (list: TraceEvent[], measure: (task: TraceEvent) => number) =>
     list.reduce<TraceEvent | undefined>((a, b) => (a === undefined || measure(b) > measure(a) ? b : a), undefined)
