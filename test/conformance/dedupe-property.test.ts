@@ -2,7 +2,7 @@ import { type DedupeStore, memoryDedupeStore } from '@hookguard/core'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { factories } from '../support/apps.ts'
-import { play, type Schedule, scheduleArb, scheduleRuns } from '../support/dedupe-schedule.ts'
+import { check, play, type Run, type Schedule, scheduleArb, scheduleRuns } from '../support/dedupe-schedule.ts'
 
 // "Each delivery once", generalised from dedupe-disconnect.test.ts: fast-check draws a few
 // deliveries, each with sender attempts (waiting for the answer or dropping the connection), handler
@@ -80,5 +80,22 @@ describe('the invariants', () => {
     )
     // The same schedule over a store that holds its claims passes.
     await play(factory, overlapping, { processingTtl: 1, store: memoryDedupeStore() })
+  })
+
+  // The timeline of a run that failed on Node 24: the store granted the retry's claim when its
+  // whole-millisecond clock read processingTtl after the first, which by ours was a fraction short.
+  const retried = (secondClaimAfterMs: number): Run[] => [
+    { start: 0, claimSent: 0, end: 1_268, answered: 'threw' },
+    { start: secondClaimAfterMs, claimSent: secondClaimAfterMs, end: secondClaimAfterMs + 1_129, answered: 200 },
+  ]
+  const judge = (runs: Run[]) => () =>
+    check(0, { runs, replies: [{ status: 200, retryAfter: undefined }], log: { completeFailed: false } }, 1)
+
+  it("allow a retry's run once the store's clock reads processingTtl, a tick short of it by ours", () => {
+    expect(judge(retried(999.4))).not.toThrow()
+  })
+
+  it('find a retry run before processingTtl', () => {
+    expect(judge(retried(990))).toThrow('two runs overlap within processingTtl')
   })
 })
