@@ -82,7 +82,7 @@ describe('the invariants', () => {
     await play(factory, overlapping, { processingTtl: 1, store: memoryDedupeStore() })
   })
 
-  // The timeline of a run that failed on Node 24: the store granted the retry's claim when its
+  // The timeline of a run that failed in CI's runtimes step: the store granted the retry's claim when its
   // whole-millisecond clock read processingTtl after the first, which by ours was a fraction short.
   const retried = (secondClaimAfterMs: number): Run[] => [
     { start: 0, claimSent: 0, end: 1_268, answered: 'threw' },
