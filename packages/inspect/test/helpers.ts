@@ -125,7 +125,13 @@ export function send(
         res.on('error', reject)
       },
     )
-    req.on('error', reject)
+    // Which request failed, and whether on a connection kept alive from an earlier one: a bare
+    // `read ECONNRESET` says neither.
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      const where = `${method} ${target.pathname.slice(0, 40)}${target.pathname.length > 40 ? '…' : ''}`
+      const labelled = new Error(`${where}: ${error.message}${req.reusedSocket ? ' (on a reused connection)' : ''}`, { cause: error })
+      reject(Object.assign(labelled, { code: error.code, reusedSocket: req.reusedSocket }))
+    })
     for (const chunk of chunks) req.write(chunk)
     req.end()
   })

@@ -16,6 +16,14 @@ const COMMAND_TIMEOUT = 1000
 const RECONNECT_MS = 100
 /** A rejection counts as prompt when it comes within the command timeout and some scheduling slack. */
 const PROMPT_MS = COMMAND_TIMEOUT + 700
+/**
+ * A Redis that answers again this soon after a done mark was sent is one the store's retries must
+ * reach: its last try comes about 2.8 s in (waits of 25 ms doubling up to 400 ms, within 3 s),
+ * and a client reconnects within {@link RECONNECT_MS}.
+ */
+const BACK_WITHIN_MS = 2_000
+/** Tries of the outage, for one whose Redis came back within {@link BACK_WITHIN_MS}. */
+const BACK_ATTEMPTS = 3
 
 /** How long a call took to settle, what of it was the machine's, and what that left. */
 interface Settled {
@@ -141,20 +149,34 @@ describe.concurrent.each(flavours)('with Redis stopped mid-run, over $name', (fl
   })
 
   it.sequential('writes a done mark sent while Redis is down once it is back within the bound, so the delivery is not run again', async () => {
-    const store = redisDedupeStore(client, { prefix: uniquePrefix(), commandTimeout: COMMAND_TIMEOUT })
-    const found = await claimed(store, FINGERPRINT)
-    await server.stop()
-    const completing = settleTime(() => found.complete(60_000))
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 300))
-    } finally {
-      await server.restart()
+    // Redis is down for 300 ms; but it is back only once a new server answers, and beside a second
+    // whole suite that start alone once ran past the store's bound in three clients at once. A
+    // try whose Redis came back too late to judge the store is made again, and the test fails
+    // if none came back in time.
+    for (let attempt = 1; ; attempt++) {
+      const fingerprint = `${FINGERPRINT}${attempt}`
+      const store = redisDedupeStore(client, { prefix: uniquePrefix(), commandTimeout: COMMAND_TIMEOUT })
+      const found = await claimed(store, fingerprint)
+      await server.stop()
+      const sent = performance.now()
+      const completing = settleTime(() => found.complete(60_000))
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 300))
+      } finally {
+        await server.restart()
+      }
+      const backMs = Math.round(performance.now() - sent)
+      const { ms, error, readings } = await completing
+      if (backMs > BACK_WITHIN_MS && attempt < BACK_ATTEMPTS) continue
+      expect(backMs, `Redis answered again ${backMs} ms after the mark was sent, in the last of ${attempt} tries`).toBeLessThanOrEqual(
+        BACK_WITHIN_MS,
+      )
+      expect(error, `Redis answered again ${backMs} ms after the mark was sent`).toBeUndefined()
+      expect(ms, readings).toBeLessThan(SETTLE_WITHIN_MS + PROMPT_MS)
+      // The restarted server is empty: the mark it holds is the one sent again.
+      expect(await eventually(() => store.claim(fingerprint, 30_000))).toEqual({ state: 'done' })
+      return
     }
-    const { ms, error, readings } = await completing
-    expect(error).toBeUndefined()
-    expect(ms, readings).toBeLessThan(SETTLE_WITHIN_MS + PROMPT_MS)
-    // The restarted server is empty: the mark it holds is the one sent again.
-    expect(await eventually(() => store.claim(FINGERPRINT, 30_000))).toEqual({ state: 'done' })
   })
 
   it.sequential('names neither the fingerprint, nor the server address, in the error', async () => {
