@@ -149,10 +149,10 @@ describe.concurrent.each(flavours)('with Redis stopped mid-run, over $name', (fl
   })
 
   it.sequential('writes a done mark sent while Redis is down once it is back within the bound, so the delivery is not run again', async () => {
-    // Redis is down for 300 ms; but it is back only once a new server answers, and beside a second
-    // whole suite that start alone once ran past the store's bound in three clients at once. A
-    // try whose Redis came back too late to judge the store is made again, and the test fails
-    // if none came back in time.
+    // Redis is down for 300 ms, but back only once a new server answers: beside a second whole
+    // suite this test failed in three clients at once, which points at the restart, not the store.
+    // A try whose Redis came back too late to judge the store is made again, and the test fails if
+    // none came back in time.
     for (let attempt = 1; ; attempt++) {
       const fingerprint = `${FINGERPRINT}${attempt}`
       const store = redisDedupeStore(client, { prefix: uniquePrefix(), commandTimeout: COMMAND_TIMEOUT })
