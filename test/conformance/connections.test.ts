@@ -216,6 +216,33 @@ describe.each(serverFactories)('$name', (factory) => {
     )
   })
 
+  describe('from a sender that pipelines', () => {
+    // HTTP/1.1 lets a sender write its next request before the answer to the one before: each is
+    // answered, in order, the second though its body arrives only after the first's answer is out.
+    const forged: Lines = [[SIGNATURE, 'ab'.repeat(32)]]
+    it.for([
+      { first: 'a delivery', status: 200, lines: async () => credentials(secret(), EVENT), handled: 2 },
+      { first: 'a forged delivery', status: 401, lines: async () => forged, handled: 1 },
+    ])(
+      'answers $first and then the delivery written right behind it, whose body arrives after that answer',
+      { timeout: TEST_TIMEOUT },
+      async ({ status, lines, handled }, { onTestFinished }) => {
+        const { app, connection } = await connected(onTestFinished, factory, secret())
+        const length: Lines = [['Content-Length', String(EVENT.length)]]
+        const second = head('POST', '/hooks', [...JSON_TYPE, ...(await credentials(secret(), EVENT)), ...length])
+        await connection.write(`${head('POST', '/hooks', [...JSON_TYPE, ...(await lines()), ...length])}${EVENT}${second}`)
+        const reply = await firstAnswer(connection)
+        expect(reply.status, reply.text.slice(0, 300)).toBe(status)
+        expect(announcesClose(reply)).toBe(false)
+        await connection.write(EVENT)
+        const next = await firstAnswer(connection)
+        expect(next.status, next.text.slice(0, 300)).toBe(200)
+        expect((JSON.parse(next.text) as Received).payload).toEqual(JSON.parse(EVENT))
+        expect(app.handled()).toBe(handled)
+      },
+    )
+  })
+
   describe('after an early 401 for a body over maxBodySize', () => {
     const wrongPassword: Lines = [['Authorization', formatBasicAuthorization(BASIC.username, 'wrong horse')]]
     it.for([

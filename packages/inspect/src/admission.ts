@@ -67,7 +67,9 @@ export function createAdmission(
   // Oldest first (a Map keeps the order of insertion); each with its head deadline while
   // it has no request in progress.
   const open = new Map<Socket, NodeJS.Timeout | undefined>()
-  const serving = new Set<Socket>()
+  // Each connection with a request in progress, and how many: pipelined requests overlap, the next
+  // one's head read before the answer to the one before it is out.
+  const serving = new Map<Socket, number>()
   let inFlight = 0
   let busyCount = 0
   let unparsableCount = 0
@@ -130,9 +132,16 @@ export function createAdmission(
     if (!open.has(socket)) return
     clearTimeout(open.get(socket))
     open.set(socket, undefined)
-    serving.add(socket)
+    serving.set(socket, (serving.get(socket) ?? 0) + 1)
     res.once('close', () => {
       if (!open.has(socket)) return
+      // The connection waits for a head only once no request of it is left in progress: the answer
+      // to one before a pipelined request must not start the clock on the one still arriving.
+      const left = (serving.get(socket) ?? 1) - 1
+      if (left > 0) {
+        serving.set(socket, left)
+        return
+      }
       serving.delete(socket)
       awaitHead(socket)
     })

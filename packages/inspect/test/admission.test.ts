@@ -207,6 +207,39 @@ describe('connections that send nothing', () => {
       server.close()
     }
   })
+
+  it('are kept open while a pipelined request is still arriving, after the answer before it is out', async () => {
+    // The second request's head comes with the first, its body after the bound: the answer to the
+    // first must not start the bound's clock while the second is in progress.
+    const server = createServer((req, res) => {
+      req.resume()
+      req.on('end', () => res.end('ok'))
+    })
+    createAdmission(server, { maxConnections: 4, maxInFlightBytes: 1024, maxBodySize: 100, headTimeoutMs: 200 })
+    server.listen(0, '127.0.0.1')
+    await new Promise((r) => server.once('listening', r))
+    try {
+      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1')
+      sockets.push(socket)
+      let answer = ''
+      socket.on('data', (chunk: Buffer) => {
+        answer += chunk.toString('latin1')
+      })
+      const closed = new Promise((r) => socket.once('close', r))
+      socket.on('error', () => {})
+      const head = (path: string) => `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n`
+      socket.write(`${head('/first')}{}${head('/second')}`)
+      await new Promise((r) => setTimeout(r, 600))
+      expect(socket.destroyed).toBe(false)
+      socket.write('{}')
+      // Idle after both answers: closed by the bound, as any kept-alive connection is.
+      expect(await within(2_000, closed)).toBe(false)
+      expect(answer.match(/HTTP\/1\.1 200 /g)).toHaveLength(2)
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
 })
 
 /** Writes `bytes` on a connection of its own; resolves what came back once it closes (or after 2 s). */
