@@ -172,10 +172,11 @@ describe.concurrent.each(flavours)('with Redis stopped mid-run, over $name', (fl
         const backMs = Math.round(performance.now() - sent)
         const { ms, error, readings } = await completing
         if (backMs > BACK_WITHIN_MS && attempt < BACK_ATTEMPTS) continue
-        expect(backMs, `Redis answered again ${backMs} ms after the mark was sent, in the last of ${attempt} tries`).toBeLessThanOrEqual(
-          BACK_WITHIN_MS,
-        )
-        expect(error, `Redis answered again ${backMs} ms after the mark was sent`).toBeUndefined()
+        expect(
+          backMs,
+          `Redis was reachable again ${backMs} ms after the mark was sent, in the last of ${attempt} tries`,
+        ).toBeLessThanOrEqual(BACK_WITHIN_MS)
+        expect(error, `Redis was reachable again ${backMs} ms after the mark was sent`).toBeUndefined()
         expect(ms, readings).toBeLessThan(SETTLE_WITHIN_MS + PROMPT_MS)
         // Still claimed, had the mark not been written: `done` is the mark sent again.
         expect(await eventually(() => store.claim(fingerprint, 30_000))).toEqual({ state: 'done' })
