@@ -30,8 +30,8 @@ export async function gateTo(redisPort: number): Promise<Gate> {
     ] as const) {
       carried.add(from)
       from.pipe(to)
-      // Either side going ends both, as one connection.
-      from.once('error', () => to.destroy())
+      // Either side going ends both, as one connection; an error is that side going, never the test's.
+      from.on('error', () => to.destroy())
       from.once('close', () => {
         carried.delete(from)
         to.destroy()
