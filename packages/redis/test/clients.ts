@@ -65,14 +65,33 @@ interface IoRedisLike {
   disconnect(): void
 }
 
+/**
+ * How many new clients a cluster flavour of ioredis tries before its connection fails. An ioredis
+ * Cluster gives up its first connection, with "None of startup nodes is available", when no node
+ * answers `CLUSTER SLOTS` within its `slotsRefreshTimeout` (1 s): beside a second whole suite on a
+ * slow machine, it once did. An app starting up would try again, and so do the tests: what they
+ * judge starts once the client is connected, with the library's own options.
+ */
+const CLUSTER_CONNECT_TRIES = 3
+
 function ioRedis(name: string, create: (url: string, reconnectEveryMs?: number) => IoRedisLike, cluster = false): Flavour {
   return {
     name,
     cluster,
     async connect(url, { reconnectEveryMs } = {}) {
-      const client = create(url, reconnectEveryMs)
+      let client = create(url, reconnectEveryMs)
       client.on('error', ignore)
-      await client.connect()
+      for (let tries = 1; ; tries++) {
+        try {
+          await client.connect()
+          break
+        } catch (error) {
+          client.disconnect()
+          if (!cluster || tries === CLUSTER_CONNECT_TRIES) throw error
+          client = create(url, reconnectEveryMs)
+          client.on('error', ignore)
+        }
+      }
       return {
         client,
         raw: ([command, ...args]) => client.call(command as string, ...args),
