@@ -16,13 +16,20 @@ export interface Gate {
   url: string
   shut(): Promise<void>
   open(): Promise<void>
+  /**
+   * When (`performance.now()`) the gate took its first connection since it last opened: the
+   * moment a client was back, which a loaded machine can hold up well past the gate's opening.
+   */
+  reconnected(): Promise<number>
   close(): Promise<void>
 }
 
 export async function gateTo(redisPort: number): Promise<Gate> {
   const port = await unassignedPort()
   const carried = new Set<Socket>()
+  let firstSinceOpen = moment()
   const server = createServer((incoming) => {
+    firstSinceOpen.resolve(performance.now())
     const outgoing = tcpConnect(redisPort, HOST)
     for (const [from, to] of [
       [incoming, outgoing],
@@ -39,6 +46,7 @@ export async function gateTo(redisPort: number): Promise<Gate> {
     }
   })
   const listen = async () => {
+    firstSinceOpen = moment()
     server.listen(port, HOST)
     await once(server, 'listening')
   }
@@ -52,8 +60,18 @@ export async function gateTo(redisPort: number): Promise<Gate> {
     url: `redis://${HOST}:${port}`,
     shut,
     open: listen,
+    reconnected: () => firstSinceOpen.promise,
     close: async () => {
       if (server.listening) await shut()
     },
   }
+}
+
+/** A moment to be told once: the first `resolve` sets it. */
+function moment(): { promise: Promise<number>; resolve(at: number): void } {
+  let resolve: (at: number) => void = () => {}
+  const promise = new Promise<number>((settle) => {
+    resolve = settle
+  })
+  return { promise, resolve: (at) => resolve(at) }
 }
