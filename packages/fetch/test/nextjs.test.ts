@@ -20,9 +20,9 @@ const BUILT = { core: ['dist/node/index.js', 'dist/web/index.js'], fetch: ['dist
  */
 const PACKAGES_MS = 300_000
 /**
- * `next build` on a busy two-core machine: beside a second whole suite, on a machine where starting
- * a process and touching new memory cost several times what they usually do, it compiled for 2.5
- * minutes and was still checking types at the 3 minutes it was once given.
+ * `next build` on a busy two-core machine: beside a second whole suite, on a machine where a
+ * process's start and its fresh memory cost more than on others (bench/suite-history.md), it
+ * compiled for 2.5 minutes and was still checking types at the 3 minutes it was once given.
  */
 const BUILD_MS = 600_000
 const START_MS = 30_000
